@@ -1,0 +1,58 @@
+# active_pg: PGXS build of the extension, plus a sub-make for diskd, plus the
+# protobuf-c code generated from proto/active_pg.proto (linked into both).
+#
+#   make              build extension and diskd
+#   make install      install active_pg.so, the SQL script and bin/diskd
+#   make test         the whole test suite (scripts/test.sh; as root it also
+#                     installs packages and runs the suite as user postgres)
+#   make bench        the benchmark (bench/tpcd/run)
+
+EXTENSION = active_pg
+MODULE_big = active_pg
+DATA = sql/active_pg--0.1.sql
+PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
+
+EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
+	extension/planner.o extension/encode.o extension/client.o \
+	extension/exec.o extension/explain.o extension/launcher.o
+OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o
+
+PG_CPPFLAGS = -Iproto -Iextension
+PG_CFLAGS = -Wall -Werror -Wno-declaration-after-statement
+SHLIB_LINK = -lprotobuf-c
+
+# Regression tests: run by scripts/test.sh against a temporary instance that
+# preloads the library (see scripts/test.sh); listed here for installcheck.
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/active_pg--%,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --load-extension=active_pg
+
+EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
+	cd proto && protoc-c --c_out=. active_pg.proto
+
+$(EXT_OBJS) proto/active_pg.pb-c.o: proto/active_pg.pb-c.h
+
+all: diskd-build
+diskd-build: proto/active_pg.pb-c.c proto/active_pg.pb-c.h
+	$(MAKE) -C diskd
+
+install: install-diskd
+install-diskd: diskd-build
+	$(INSTALL_PROGRAM) diskd/diskd '$(DESTDIR)$(bindir)/diskd'
+
+clean: clean-diskd
+clean-diskd:
+	$(MAKE) -C diskd clean
+
+test:
+	scripts/test.sh
+
+bench:
+	bench/tpcd/run
+
+.PHONY: diskd-build install-diskd clean-diskd test bench

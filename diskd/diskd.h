@@ -1,0 +1,359 @@
+/*
+ * diskd.h
+ *	  Internal interfaces of the disk daemon.
+ *
+ * Layers, each its own file (bottom to top):
+ *   page.c       heap page structural checks and checksum
+ *   tuple.c      heap tuple deforming: attribute pointers, null bitmap, alignment
+ *   varlena.c    varlena headers and inline pglz decompression
+ *   numeric.c    numeric's on-disk format and comparison
+ *   visibility.c three-valued MVCC visibility against the shipped snapshot
+ *   vm.c         the expression VM: compile a protobuf Expr, evaluate in 3VL
+ *   rowenc.c     encode projected values into RowBatch rows (proto/ap_rows.h)
+ *   ioring.c     io_uring stripe-unit reader (O_DIRECT, aligned buffers)
+ *   scan.c       one scan: read units, decide visibility, filter, project, ship
+ *   conn.c       one client connection: frames, handshake, dispatch (a thread)
+ *   main.c       flags, signals, listener
+ *
+ * Pure layers (page .. rowenc) never allocate per tuple, never block, never
+ * exit; they return status codes.  Nothing here raises SQL errors: whatever
+ * cannot be done exactly is handed to the host (AP_FALLBACK).
+ */
+#ifndef DISKD_H
+#define DISKD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ap_rows.h"
+#include "ap_types.h"
+#include "ap_wire.h"
+#include "active_pg.pb-c.h"
+
+/* ---------- logging (main.c) ---------- */
+extern int	diskd_disk_id;
+void		diskd_log(const char *level, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* ---------- page.c ---------- */
+
+/* Facts of PostgreSQL's heap page format (bufpage.h, itemid.h). */
+#define AP_PAGE_HEADER_BYTES	24
+#define AP_ITEMID_BYTES			4
+#define AP_LP_UNUSED			0
+#define AP_LP_NORMAL			1
+#define AP_LP_REDIRECT			2
+#define AP_LP_DEAD				3
+#define AP_PD_ALL_VISIBLE		0x0004
+#define AP_PG_PAGE_LAYOUT_VERSION 4
+
+typedef enum ApPageStatus
+{
+	AP_PAGE_OK = 0,
+	AP_PAGE_NEW = 1,			/* all zeroes: an empty page, no tuples */
+	AP_PAGE_BAD = 2				/* fails checks: hand the whole block to the host */
+} ApPageStatus;
+
+/*
+ * Check page structure (pd_lower/pd_upper/pd_special/version/line pointers
+ * inside the page) and, when checksums is true, pd_checksum for blkno
+ * (the block number within the relation, as PostgreSQL computes it).
+ */
+ApPageStatus ap_page_check(const unsigned char *page, uint32_t blkno, bool checksums);
+uint16_t	ap_page_checksum(const unsigned char *page, uint32_t blkno);
+int			ap_page_nitems(const unsigned char *page);
+bool		ap_page_all_visible(const unsigned char *page);
+/* Line pointer `off` (1-based): fills flags, byte offset and length. */
+void		ap_page_item(const unsigned char *page, int off,
+						 unsigned *lp_flags, unsigned *lp_off, unsigned *lp_len);
+
+/* ---------- tuple.c ---------- */
+
+/* Heap tuple header facts (htup_details.h). */
+#define AP_HEAP_HASNULL			0x0001
+#define AP_HEAP_HASVARWIDTH		0x0002
+#define AP_HEAP_HASEXTERNAL		0x0004
+#define AP_HEAP_XMAX_KEYSHR_LOCK 0x0010
+#define AP_HEAP_COMBOCID		0x0020
+#define AP_HEAP_XMAX_EXCL_LOCK	0x0040
+#define AP_HEAP_XMAX_LOCK_ONLY	0x0080
+#define AP_HEAP_XMIN_COMMITTED	0x0100
+#define AP_HEAP_XMIN_INVALID	0x0200
+#define AP_HEAP_XMIN_FROZEN		(AP_HEAP_XMIN_COMMITTED | AP_HEAP_XMIN_INVALID)
+#define AP_HEAP_XMAX_COMMITTED	0x0400
+#define AP_HEAP_XMAX_INVALID	0x0800
+#define AP_HEAP_XMAX_IS_MULTI	0x1000
+#define AP_HEAP_UPDATED			0x2000
+#define AP_HEAP_MOVED_OFF		0x4000
+#define AP_HEAP_MOVED_IN		0x8000
+#define AP_HEAP_MOVED			(AP_HEAP_MOVED_OFF | AP_HEAP_MOVED_IN)
+#define AP_HEAP_LOCK_MASK		(AP_HEAP_XMAX_KEYSHR_LOCK | AP_HEAP_XMAX_EXCL_LOCK)
+#define AP_HEAP_NATTS_MASK		0x07FF
+#define AP_SPEC_TOKEN_OFFSET	0xfffe
+#define AP_TUPLE_HEADER_MIN		23	/* offsetof(HeapTupleHeaderData, t_bits) */
+
+/* What the decoder reads out of a tuple header. */
+typedef struct ApTupleHeader
+{
+	uint32_t	xmin;
+	uint32_t	xmax;
+	uint16_t	infomask;
+	uint16_t	infomask2;
+	uint16_t	ctid_offset;	/* ip_posid of t_ctid (speculative token check) */
+	uint8_t		hoff;
+	int			natts;			/* HeapTupleHeaderGetNatts */
+} ApTupleHeader;
+
+/* Tuple descriptor as the disk needs it (from ScanRequest.columns). */
+typedef struct ApColumn
+{
+	int16_t		attlen;			/* >0, -1 varlena, -2 cstring */
+	char		attalign;		/* 'c' 's' 'i' 'd' */
+	bool		attbyval;
+	bool		attisdropped;
+	uint8_t		type_kind;		/* ApTypeKind */
+} ApColumn;
+
+typedef struct ApTupleDesc
+{
+	int			natts;
+	ApColumn   *cols;			/* natts entries, index 0 = attnum 1 */
+} ApTupleDesc;
+
+/* One attribute value: a pointer into the page (valid while the page is). */
+typedef struct ApValue
+{
+	const unsigned char *ptr;	/* first byte of the stored datum; NULL if isnull */
+	uint32_t	len;			/* stored bytes: attlen, or VARSIZE_ANY for varlena */
+	bool		isnull;
+} ApValue;
+
+typedef enum ApStatus
+{
+	AP_OK = 0,
+	AP_FALLBACK = 1				/* cannot decide/decode exactly: send the TID to the host */
+} ApStatus;
+
+/* Read the tuple header; AP_FALLBACK if it is structurally invalid for len. */
+ApStatus	ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *hdr);
+
+/*
+ * Deform attributes 1..upto of the tuple into values[0..upto-1].  Attributes
+ * beyond the tuple's natts are "missing": AP_FALLBACK (the host applies
+ * defaults).  Any pointer/length running outside len is AP_FALLBACK.
+ */
+ApStatus	ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
+							uint32_t len, const ApTupleHeader *hdr,
+							int upto, ApValue *values);
+
+/* ---------- varlena.c ---------- */
+/* varlena header facts (varatt.h / postgres.h, little-endian layout). */
+bool		ap_varlena_is_1b(const unsigned char *p);		/* short or external */
+bool		ap_varlena_is_external(const unsigned char *p);
+bool		ap_varlena_is_compressed(const unsigned char *p);
+uint32_t	ap_varlena_size_any(const unsigned char *p);	/* VARSIZE_ANY */
+
+/*
+ * Payload of a varlena for evaluation: for plain values a pointer into the
+ * datum; for inline-compressed pglz values the payload is decompressed into
+ * scratch (scratch_cap bytes).  AP_FALLBACK for external values, lz4, a
+ * result that does not fit, or corrupt compressed data.
+ */
+ApStatus	ap_varlena_payload(const unsigned char *p, unsigned char *scratch,
+							   uint32_t scratch_cap, const unsigned char **data,
+							   uint32_t *datalen);
+/* pglz decompression; returns decompressed bytes or -1 on corrupt input. */
+int32_t		ap_pglz_decompress(const unsigned char *src, int32_t srclen,
+							   unsigned char *dst, int32_t rawsize);
+
+/* ---------- numeric.c ---------- */
+
+typedef enum ApNumSpecial
+{
+	AP_NUM_FINITE = 0,
+	AP_NUM_NAN,
+	AP_NUM_PINF,
+	AP_NUM_NINF
+} ApNumSpecial;
+
+/* A decoded numeric: base-10000 digits (pointer into the datum, unaligned). */
+typedef struct ApNumeric
+{
+	ApNumSpecial special;
+	bool		negative;
+	int			weight;			/* weight of the first digit */
+	int			dscale;
+	int			ndigits;
+	const unsigned char *digits;	/* ndigits int16 little-endian, unaligned */
+} ApNumeric;
+
+/* Decode from a varlena payload (after the varlena header). */
+ApStatus	ap_numeric_decode(const unsigned char *payload, uint32_t len, ApNumeric *out);
+/* Compare as numeric_cmp does: -1, 0, 1 (NaN = NaN, NaN > +inf > finite > -inf). */
+int			ap_numeric_cmp(const ApNumeric *a, const ApNumeric *b);
+
+/* ---------- visibility.c ---------- */
+
+typedef struct ApSnapshot
+{
+	uint32_t	xmin;
+	uint32_t	xmax;
+	uint32_t   *xip;			/* sorted ascending by raw value for bsearch */
+	uint32_t	xcnt;
+	uint32_t   *subxip;			/* sorted */
+	uint32_t	subxcnt;
+	bool		suboverflowed;
+} ApSnapshot;
+
+/* Per-scan cache of host answers (ApXidStatus), open addressing. */
+typedef struct ApXidCache
+{
+	uint32_t   *xids;
+	uint8_t    *status;			/* 0 = empty slot */
+	uint32_t	cap;			/* power of two */
+	uint32_t	count;
+} ApXidCache;
+
+int			ap_xidcache_init(ApXidCache *c, uint32_t cap);	/* 0 or -ENOMEM */
+void		ap_xidcache_free(ApXidCache *c);
+int			ap_xidcache_get(const ApXidCache *c, uint32_t xid);	/* status or 0 */
+int			ap_xidcache_put(ApXidCache *c, uint32_t xid, int status);	/* 0 or -ENOMEM */
+
+typedef enum ApVis
+{
+	AP_VIS_VISIBLE = 0,
+	AP_VIS_INVISIBLE = 1,
+	AP_VIS_UNDECIDED = 2,		/* hand the TID to the host */
+	AP_VIS_NEED_XID = 3			/* ask the host about *need_xid, then retry */
+} ApVis;
+
+/*
+ * HeapTupleSatisfiesMVCC decided at the disk.  Hint bits and the snapshot
+ * decide most tuples; an xid the disk cannot decide and that is not in the
+ * cache gives AP_VIS_NEED_XID with *need_xid set.  The scanning transaction's
+ * own xids (AP_XID_CURRENT), non-lock-only multixacts, moved tuples and
+ * speculative insertions are AP_VIS_UNDECIDED.
+ */
+ApVis		ap_tuple_visibility(const ApTupleHeader *hdr, const ApSnapshot *snap,
+								const ApXidCache *cache, uint32_t *need_xid);
+/* True if xid counts as running for the snapshot (>= xmax or in xip/subxip). */
+bool		ap_xid_in_snapshot(uint32_t xid, const ApSnapshot *snap, bool *unsure);
+
+/* ---------- vm.c ---------- */
+
+typedef enum ApTri
+{
+	AP_FALSE = 0,
+	AP_TRUE = 1,
+	AP_NULL = 2,
+	AP_TRI_FALLBACK = 3			/* cannot evaluate exactly: host decides */
+} ApTri;
+
+typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
+
+typedef struct ApProgram
+{
+	ApExpr	   *filter;			/* NULL = every visible tuple passes */
+	int			max_attno;		/* highest attribute the filter or projection reads */
+	int		   *project;		/* attribute numbers to ship */
+	int			nproject;
+	char		error[256];		/* why compilation failed */
+} ApProgram;
+
+/*
+ * Compile the protobuf program against the tuple descriptor.  Returns 0, or
+ * an ApErrCode (AP_ERR_UNSUPPORTED / AP_ERR_BAD_REQUEST) with prog->error set.
+ * Checks every attribute number, operator, type kind and constant size.
+ */
+int			ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
+							   ApProgram *prog);
+void		ap_program_free(ApProgram *prog);
+/* Evaluate the filter on deformed values (values[i] = attnum i+1). */
+ApTri		ap_program_filter(const ApProgram *prog, const ApValue *values);
+
+/* ---------- rowenc.c ---------- */
+
+typedef struct ApRowBuf
+{
+	unsigned char *data;
+	uint32_t	len;
+	uint32_t	cap;
+	uint32_t	nrows;
+} ApRowBuf;
+
+int			ap_rowbuf_init(ApRowBuf *b, uint32_t cap);	/* 0 or -ENOMEM */
+void		ap_rowbuf_reset(ApRowBuf *b);
+void		ap_rowbuf_free(ApRowBuf *b);
+/*
+ * Append one row holding values[project[i]-1] for i < nproject in the
+ * proto/ap_rows.h layout.  Grows the buffer as needed; -ENOMEM on failure.
+ */
+int			ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
+							 const int *project, int nproject, const ApValue *values);
+
+/* ---------- ioring.c ---------- */
+
+typedef struct ApReader ApReader;	/* opaque (ioring.c) */
+
+/* A block range read into memory, delivered in completion order. */
+typedef struct ApChunk
+{
+	uint32_t	first_block;
+	uint32_t	nblocks;
+	unsigned char *data;		/* nblocks * AP_BLCKSZ bytes, 4096-aligned */
+	uint64_t	io_us;			/* time spent waiting for this chunk */
+} ApChunk;
+
+/*
+ * Open a reader over the relation's main fork at relpath (the daemon-built
+ * path without segment suffix) for this disk's stripe units.  Returns NULL
+ * and sets *err (ApErrCode) and errbuf on failure.
+ */
+ApReader   *ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
+						   uint32_t stripe_pages, uint32_t disk_id,
+						   uint32_t queue_depth, bool direct_io,
+						   int *err, char *errbuf, size_t errlen);
+/*
+ * Next completed chunk (1), end of stripe (0), or an error (-errno, errbuf set).
+ * The chunk stays valid until the next call, which recycles its buffer.
+ */
+int			ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen);
+void		ap_reader_close(ApReader *r);
+
+/* ---------- scan.c / conn.c ---------- */
+
+typedef struct ApConn ApConn;	/* one client connection (conn.c) */
+
+/* Frame I/O used by the scan (conn.c).  0 on success, -errno on failure. */
+int			ap_conn_send(ApConn *c, const ActivePg__Frame *frame);
+/* Wait for the next frame; caller frees with active_pg__frame__free_unpacked. */
+int			ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms);
+/* Non-blocking check for a Cancel or lost connection: true if scan must stop. */
+bool		ap_conn_cancel_requested(ApConn *c);
+
+/* Daemon-wide configuration (main.c). */
+typedef struct ApConfig
+{
+	const char *data_dir;
+	uint32_t	disk_id;
+	uint32_t	queue_depth;
+	uint64_t	memory_bytes;	/* per-scan memory budget */
+	uint32_t	max_connections;
+	const char *secret;			/* NULL = none */
+	bool		direct_io_default;
+} ApConfig;
+
+extern ApConfig diskd_config;
+
+/*
+ * Run one scan for the request; sends RowBatch/Fallback/XidStatusRequest
+ * frames and finally Done or Error.  Returns 0 if the connection is still
+ * usable, -1 if it must be closed.
+ */
+int			ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req);
+
+/* Build "<data_dir-relative path>" for a locator; -1 if invalid. */
+int			ap_relpath(const ActivePg__RelLocator *loc, char *buf, size_t buflen);
+
+#endif							/* DISKD_H */

@@ -1,0 +1,111 @@
+/*
+ * active_pg.h
+ *	  Shared declarations of the active_pg extension (the host side).
+ *
+ * Files, one concept each:
+ *   active_pg.c  _PG_init: calls each module's init
+ *   guc.c        GUC definitions (bounded; MarkGUCPrefixReserved)
+ *   shippable.c  what may run on a disk: type kinds, operator whitelist, quals
+ *   planner.c    set_rel_pathlist_hook, ActiveScan path, cost, plan
+ *   encode.c     plan expressions and tuple descriptor -> protobuf program
+ *   client.c     disk connections: connect, frames, errors -> SQLSTATEs
+ *   exec.c       ActiveScan executor: multiplex disks, xid status, fallback
+ *   explain.c    EXPLAIN output of ActiveScan
+ *   launcher.c   background worker that runs the diskd processes
+ */
+#ifndef ACTIVE_PG_H
+#define ACTIVE_PG_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
+
+#include "active_pg.pb-c.h"
+#include "ap_rows.h"
+#include "ap_types.h"
+#include "ap_wire.h"
+
+#define AP_SCAN_NAME				"ActiveScan"
+
+/* ---------- GUCs (guc.c) ---------- */
+#define AP_NDISKS_DEFAULT			4
+#define AP_STRIPE_PAGES_DEFAULT		32
+#define AP_BATCH_KB_DEFAULT			256
+#define AP_BATCH_KB_MIN				8
+#define AP_BATCH_KB_MAX				8192
+#define AP_QUEUE_DEPTH_DEFAULT		32
+#define AP_CONNECT_TIMEOUT_MS_DEFAULT 5000
+#define AP_DISK_CPU_RATIO_DEFAULT	1.0
+
+extern bool active_pg_enable;			/* active_pg.enable */
+extern bool active_pg_force;			/* active_pg.force_pushdown: testing switch */
+extern int	active_pg_ndisks;			/* active_pg.ndisks (postmaster) */
+extern int	active_pg_stripe_pages;		/* active_pg.stripe_pages */
+extern char *active_pg_disks;			/* active_pg.disks: hand-started daemons */
+extern char *active_pg_disk_secret;		/* active_pg.disk_secret */
+extern int	active_pg_batch_kb;			/* active_pg.batch_kb */
+extern bool active_pg_direct_io;		/* active_pg.direct_io */
+extern int	active_pg_queue_depth;		/* active_pg.queue_depth */
+extern int	active_pg_connect_timeout_ms;	/* active_pg.connect_timeout_ms */
+extern double active_pg_disk_cpu_ratio;	/* active_pg.disk_cpu_ratio (cost model) */
+
+void		ApGucInit(void);
+
+/* ---------- shippable.c ---------- */
+
+/* ApTypeKind for a type oid, AP_TYPE_OTHER if the disk cannot evaluate it. */
+ApTypeKind	ApTypeKindOf(Oid typid);
+
+/*
+ * Split a base relation's restriction clauses (RestrictInfo list) into those a
+ * disk evaluates exactly (*disk, bare Expr list) and the rest (*host, bare
+ * Expr list).  Classification happens once, at plan time.
+ */
+void		ApClassifyQuals(PlannerInfo *root, RelOptInfo *baserel, List *restrictinfos,
+							List **disk, List **host);
+bool		ApIsShippableExpr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr);
+
+/* ---------- planner.c ---------- */
+
+/*
+ * CustomScan layout produced by the planner:
+ *   scan.scanrelid    the base relation (scan tuple = the relation's descriptor)
+ *   plan.qual         host quals (evaluated by ExecScan)
+ *   custom_exprs      disk quals, implicitly ANDed (also evaluated on the host
+ *                     for fallback tuples; setrefs/Params see them here)
+ *   custom_private    list indexed by ApScanPrivateIndex
+ */
+typedef enum ApScanPrivateIndex
+{
+	AP_PRIV_PROJECT = 0,		/* IntList: attribute numbers the disks ship */
+	AP_PRIV_COUNT
+} ApScanPrivateIndex;
+
+extern CustomScanMethods ApScanPlanMethods;
+void		ApPlannerInit(void);
+
+/* ---------- encode.c ---------- */
+
+/*
+ * Encode the disk quals (AND of the list; NULL if empty) as a protobuf Expr.
+ * Params are evaluated now in econtext (called at the first Exec and on
+ * rescan).  Allocates in CurrentMemoryContext.
+ */
+ActivePg__Expr *ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext);
+/* Columns of the relation's descriptor. */
+ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
+
+/* ---------- exec.c ---------- */
+Node	   *ApCreateScanState(CustomScan *cscan);
+void		ApExecInit(void);
+
+/* ---------- launcher.c ---------- */
+void		ApLauncherRegister(void);
+/* Socket path (relative to the data directory) of the launcher's disk i. */
+void		ApDiskSocketPath(int disk, char *buf, size_t buflen);
+#define AP_SOCKET_DIR				"active_pg"
+
+#endif							/* ACTIVE_PG_H */
