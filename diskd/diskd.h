@@ -237,7 +237,14 @@ typedef enum ApVis
  */
 ApVis		ap_tuple_visibility(const ApTupleHeader *hdr, const ApSnapshot *snap,
 								const ApXidCache *cache, uint32_t *need_xid);
-/* True if xid counts as running for the snapshot (>= xmax or in xip/subxip). */
+/*
+ * True if xid is certainly running for the snapshot (in xip or subxip).
+ * *unsure is set when the disk cannot tell and must ask the host: xid >=
+ * snap->xmax (it may be the scanning transaction's own xid, assigned after the
+ * snapshot was taken -- own writes are never in xip), or suboverflowed and
+ * xid in [xmin, xmax) but not in xip.  Otherwise the xid finished before the
+ * snapshot was taken and hint bits (or the host) tell whether it committed.
+ */
 bool		ap_xid_in_snapshot(uint32_t xid, const ApSnapshot *snap, bool *unsure);
 
 /* ---------- vm.c ---------- */
