@@ -1,0 +1,68 @@
+#!/bin/bash
+# The whole active_pg test suite on a fresh Debian 12 machine:
+#   1. install missing packages, build, install (extension, SQL, diskd)
+#   2. diskd unit tests (C)
+#   3. pg_regress tests (sql/ + expected/) on a temporary instance with 4 disks
+#   4. isolation specs (specs/) on a temporary instance
+#   5. TAP tests (t/*.pl): clusters, crashes, restarts, real pages
+# Exits non-zero if anything fails.  Run as root (uses user postgres for the
+# clusters) or as a user with sudo.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+"$SRC/scripts/deps.sh"
+. "$SRC/scripts/common.sh"
+
+echo "== build and install"
+build_and_install "$SRC"
+
+WORK=${ACTIVE_PG_TEST_DIR:-/tmp/active_pg-test}
+stage_tree "$SRC" "$WORK"
+make -C "$WORK" -s clean >/dev/null 2>&1 || true
+as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" >/dev/null
+
+fail=0
+status() {
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+}
+
+echo "== diskd unit tests"
+set +e
+as_pguser "$WORK/diskd/test/unit"
+status "diskd unit tests" $?
+
+echo "== regression tests"
+REGRESS_TESTS=$(cd "$WORK/sql" && ls *.sql | grep -v '^active_pg--' | sed 's/\.sql$//' | sort)
+(cd "$WORK" && as_pguser "$PG_PGXS_DIR/src/test/regress/pg_regress" \
+	--bindir="$PG_BINDIR" --temp-instance="$WORK/tmp_check_regress" \
+	--temp-config="$WORK/scripts/regress.conf" --inputdir="$WORK" \
+	--outputdir="$WORK" --dbname=contrib_regression $REGRESS_TESTS)
+rc=$?
+[ $rc -ne 0 ] && [ -f "$WORK/regression.diffs" ] && head -200 "$WORK/regression.diffs"
+status "regression tests" $rc
+
+if ls "$WORK"/specs/*.spec >/dev/null 2>&1; then
+	echo "== isolation tests"
+	ISO_TESTS=$(cd "$WORK/specs" && ls *.spec | sed 's/\.spec$//' | sort)
+	mkdir -p "$WORK/output_iso"; chown postgres "$WORK/output_iso" 2>/dev/null
+	(cd "$WORK" && as_pguser "$PG_PGXS_DIR/src/test/isolation/pg_isolation_regress" \
+		--bindir="$PG_BINDIR" --temp-instance="$WORK/tmp_check_iso" \
+		--temp-config="$WORK/scripts/regress.conf" --inputdir="$WORK" \
+		--outputdir="$WORK/output_iso" --load-extension=active_pg $ISO_TESTS)
+	rc=$?
+	[ $rc -ne 0 ] && [ -f "$WORK/output_iso/regression.diffs" ] && head -200 "$WORK/output_iso/regression.diffs"
+	status "isolation tests" $rc
+fi
+
+echo "== TAP tests"
+(cd "$WORK" && as_pguser env TESTDIR="$WORK" PG_REGRESS="$PG_PGXS_DIR/src/test/regress/pg_regress" \
+	PERL5LIB="$PG_PGXS_DIR/src/test/perl" ACTIVE_PG_SRC="$WORK" \
+	prove -v --timer t/*.pl)
+status "TAP tests" $?
+set -e
+
+if [ $fail -ne 0 ]; then
+	echo "active_pg test suite: FAILED"
+	exit 1
+fi
+echo "active_pg test suite: all passed"
