@@ -338,6 +338,13 @@ int			ap_conn_send(ApConn *c, const ActivePg__Frame *frame);
 int			ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms);
 /* Non-blocking check for a Cancel or lost connection: true if scan must stop. */
 bool		ap_conn_cancel_requested(ApConn *c);
+/* Send Error{code, formatted message}; 0 or -errno. */
+int			ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+/* Serve one accepted socket until it closes (handshake, requests); closes fd. */
+void		ap_conn_serve(int fd);
+/* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
+void		ap_conn_reject(int fd, uint32_t code, const char *message);
 
 /* Daemon-wide configuration (main.c). */
 typedef struct ApConfig

@@ -1,0 +1,508 @@
+/*
+ * main.c
+ *	  diskd entry point: flags, signals, the listening socket, accept loop.
+ *
+ * Rules of this file:
+ *   - Configuration is validated once here, before the socket is opened; a
+ *     bad flag or a data directory without PG_VERSION is FATAL (exit 1).
+ *     Nothing a client sends can make the daemon exit.
+ *   - Every connection runs in its own detached thread (conn.c); at most
+ *     --max-connections run at once, a connection over the limit gets
+ *     Error AP_ERR_BUSY and is closed by the accept loop itself.
+ *   - SIGTERM/SIGINT are blocked in every thread and only delivered inside
+ *     the accept loop's ppoll(), so the handler never interrupts a scan; on
+ *     either the daemon stops accepting and exits 0 at once (in-flight scans
+ *     are abandoned: the host sees the connection drop).
+ *   - TCP binds to loopback only unless --listen-any: the daemon reads every
+ *     relation of the cluster and must not be reachable from elsewhere by
+ *     accident.  A TCP daemon without a secret is allowed but warned about.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diskd.h"
+
+/* Flag limits: every knob has a default and bounds. */
+#define DISKD_MEMORY_MB_DEFAULT		64
+#define DISKD_MEMORY_MB_MAX			65536
+#define DISKD_QUEUE_DEPTH_DEFAULT	32
+#define DISKD_MAX_CONN_DEFAULT		64
+#define DISKD_MAX_CONN_MAX			4096
+#define DISKD_LISTEN_BACKLOG		128
+
+int			diskd_disk_id = 0;
+ApConfig	diskd_config;
+
+static volatile sig_atomic_t diskd_stop_signal = 0;
+static atomic_uint diskd_nconns = 0;
+
+/* Where we listen; socket_path is unlinked again at exit. */
+static const char *listen_socket_path = NULL;
+static const char *listen_tcp = NULL;
+static bool listen_any = false;
+
+/* Log one line to stderr, written with a single write() so threads do not interleave. */
+void
+diskd_log(const char *level, const char *fmt,...)
+{
+	char		line[2048];
+	char		stamp[64];
+	struct timespec ts;
+	struct tm	tm;
+	va_list		ap;
+	int			n;
+	int			saved_errno = errno;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+	n = snprintf(line, sizeof(line), "%s.%03ld diskd[disk %d] %s:  ",
+				 stamp, ts.tv_nsec / 1000000, diskd_disk_id, level);
+	if (n < 0 || (size_t) n >= sizeof(line))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	line[n++] = '\n';
+	/* stderr may be a pipe to the launcher; a failed log write is not fatal */
+	if (write(STDERR_FILENO, line, n) < 0)
+		(void) 0;
+	errno = saved_errno;
+}
+
+/* Print usage to stdout. */
+static void
+usage(void)
+{
+	printf("diskd: active_pg disk daemon\n\n"
+		   "Usage:\n"
+		   "  diskd -D DATADIR (--socket PATH | --listen 127.0.0.1:PORT) [options]\n\n"
+		   "Options:\n"
+		   "  -D, --data-dir DIR       PostgreSQL data directory (required)\n"
+		   "      --socket PATH        listen on a Unix socket (relative to DIR allowed)\n"
+		   "      --listen HOST:PORT   listen on TCP (loopback only unless --listen-any)\n"
+		   "      --listen-any         allow a non-loopback TCP address\n"
+		   "      --disk-id N          this disk's id (default 0)\n"
+		   "      --queue-depth N      reads in flight per scan (default %d, %d..%d)\n"
+		   "      --memory-mb N        memory budget per scan in MB (default %d)\n"
+		   "      --max-connections N  concurrent connections (default %d)\n"
+		   "      --secret S           shared secret Hello must carry\n"
+		   "                           (default: $ACTIVE_PG_DISK_SECRET)\n"
+		   "      --buffered           default to buffered reads instead of O_DIRECT\n"
+		   "  -h, --help               show this help\n",
+		   DISKD_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
+		   DISKD_MEMORY_MB_DEFAULT, DISKD_MAX_CONN_DEFAULT);
+}
+
+/* Parse an unsigned flag value within [min, max]; FATAL on anything else. */
+static uint64_t
+parse_uint_flag(const char *name, const char *value, uint64_t min, uint64_t max)
+{
+	char	   *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || value[0] == '-' ||
+		v < min || v > max)
+	{
+		diskd_log("FATAL", "invalid value \"%s\" for --%s: expected an integer in %llu..%llu",
+				  value, name, (unsigned long long) min, (unsigned long long) max);
+		exit(1);
+	}
+	return v;
+}
+
+/* Signal handler: only records the request; the accept loop acts on it. */
+static void
+handle_stop_signal(int signo)
+{
+	diskd_stop_signal = signo;
+}
+
+/* Create, bind and listen on the Unix socket; -errno on failure. */
+static int
+listen_unix(const char *path)
+{
+	struct sockaddr_un addr;
+	struct stat st;
+	int			fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	/* A stale socket from a crashed daemon would make bind() fail. */
+	if (lstat(path, &st) == 0)
+	{
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		if (unlink(path) != 0)
+			return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	strcpy(addr.sun_path, path);
+	if (bind(fd, (struct sockaddr *) &addr, sizeof(addr)) != 0 ||
+		listen(fd, DISKD_LISTEN_BACKLOG) != 0)
+	{
+		int			err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* True if the address is a loopback address. */
+static bool
+is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+	{
+		const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6)
+	{
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) sa;
+
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	return false;
+}
+
+/* Create, bind and listen on HOST:PORT (IPv6 as [addr]:port); -errno on failure. */
+static int
+listen_tcp_addr(const char *spec, bool any)
+{
+	char		host[256];
+	const char *colon;
+	const char *port;
+	size_t		hostlen;
+	struct addrinfo hints;
+	struct addrinfo *res = NULL;
+	int			fd = -1;
+	int			one = 1;
+	int			rc;
+
+	colon = strrchr(spec, ':');
+	if (colon == NULL || colon == spec || colon[1] == '\0')
+		return -EINVAL;
+	port = colon + 1;
+	hostlen = colon - spec;
+	if (spec[0] == '[' && hostlen >= 2 && spec[hostlen - 1] == ']')
+	{
+		spec++;
+		hostlen -= 2;
+	}
+	if (hostlen >= sizeof(host))
+		return -ENAMETOOLONG;
+	memcpy(host, spec, hostlen);
+	host[hostlen] = '\0';
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0)
+	{
+		diskd_log("FATAL", "cannot resolve --listen address \"%s\": %s", spec, gai_strerror(rc));
+		exit(1);
+	}
+	if (!any && !is_loopback(res->ai_addr))
+	{
+		freeaddrinfo(res);
+		diskd_log("FATAL", "--listen address \"%s\" is not a loopback address (use --listen-any to allow it)",
+				  host);
+		exit(1);
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+	{
+		rc = -errno;
+		freeaddrinfo(res);
+		return rc;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+		listen(fd, DISKD_LISTEN_BACKLOG) != 0)
+	{
+		rc = -errno;
+		close(fd);
+		freeaddrinfo(res);
+		return rc;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* Thread body: serve one connection, then give its slot back. */
+static void *
+conn_thread(void *arg)
+{
+	int			fd = (int) (intptr_t) arg;
+
+	ap_conn_serve(fd);
+	atomic_fetch_sub(&diskd_nconns, 1);
+	return NULL;
+}
+
+/* Hand an accepted socket to a new detached thread, or refuse it when busy. */
+static void
+dispatch_connection(int fd, bool tcp)
+{
+	pthread_attr_t attr;
+	pthread_t	tid;
+	int			one = 1;
+	int			rc;
+
+	if (tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	if (atomic_fetch_add(&diskd_nconns, 1) >= diskd_config.max_connections)
+	{
+		atomic_fetch_sub(&diskd_nconns, 1);
+		diskd_log("WARNING", "connection refused: %u connections already open",
+				  diskd_config.max_connections);
+		ap_conn_reject(fd, AP_ERR_BUSY, "too many connections to this disk daemon");
+		close(fd);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&tid, &attr, conn_thread, (void *) (intptr_t) fd);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+	{
+		atomic_fetch_sub(&diskd_nconns, 1);
+		diskd_log("WARNING", "could not start a connection thread: %s", strerror(rc));
+		ap_conn_reject(fd, AP_ERR_BUSY, "disk daemon could not start a connection thread");
+		close(fd);
+	}
+}
+
+/* Accept until a stop signal arrives; signals are unblocked only inside ppoll. */
+static void
+accept_loop(int lfd, bool tcp, const sigset_t *waitmask)
+{
+	struct pollfd pfd = {.fd = lfd,.events = POLLIN};
+
+	while (!diskd_stop_signal)
+	{
+		int			fd;
+		int			rc;
+
+		rc = ppoll(&pfd, 1, NULL, waitmask);
+		if (rc < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			diskd_log("FATAL", "poll on the listening socket failed: %s", strerror(errno));
+			exit(1);
+		}
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+		{
+			/* transient: the peer went away, or we are out of descriptors */
+			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+			{
+				diskd_log("WARNING", "accept failed: %s", strerror(errno));
+				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM || errno == ENOBUFS)
+					usleep(100 * 1000);
+			}
+			continue;
+		}
+		dispatch_connection(fd, tcp);
+	}
+}
+
+/* Parse flags, check the data directory, listen, and serve until signaled. */
+int
+main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"data-dir", required_argument, NULL, 'D'},
+		{"socket", required_argument, NULL, 's'},
+		{"listen", required_argument, NULL, 'l'},
+		{"listen-any", no_argument, NULL, 'A'},
+		{"disk-id", required_argument, NULL, 'i'},
+		{"queue-depth", required_argument, NULL, 'q'},
+		{"memory-mb", required_argument, NULL, 'm'},
+		{"max-connections", required_argument, NULL, 'c'},
+		{"secret", required_argument, NULL, 'S'},
+		{"buffered", no_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	struct sigaction sa;
+	sigset_t	blocked;
+	sigset_t	waitmask;
+	int			opt;
+	int			lfd;
+	const char *env_secret;
+
+	diskd_config.data_dir = NULL;
+	diskd_config.disk_id = 0;
+	diskd_config.queue_depth = DISKD_QUEUE_DEPTH_DEFAULT;
+	diskd_config.memory_bytes = (uint64_t) DISKD_MEMORY_MB_DEFAULT << 20;
+	diskd_config.max_connections = DISKD_MAX_CONN_DEFAULT;
+	diskd_config.secret = NULL;
+	diskd_config.direct_io_default = true;
+
+	while ((opt = getopt_long(argc, argv, "D:h", options, NULL)) != -1)
+	{
+		switch (opt)
+		{
+			case 'D':
+				diskd_config.data_dir = optarg;
+				break;
+			case 's':
+				listen_socket_path = optarg;
+				break;
+			case 'l':
+				listen_tcp = optarg;
+				break;
+			case 'A':
+				listen_any = true;
+				break;
+			case 'i':
+				diskd_config.disk_id = parse_uint_flag("disk-id", optarg, 0, AP_NDISKS_MAX - 1);
+				diskd_disk_id = (int) diskd_config.disk_id;
+				break;
+			case 'q':
+				diskd_config.queue_depth = parse_uint_flag("queue-depth", optarg,
+														   AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX);
+				break;
+			case 'm':
+				diskd_config.memory_bytes =
+					parse_uint_flag("memory-mb", optarg, 1, DISKD_MEMORY_MB_MAX) << 20;
+				break;
+			case 'c':
+				diskd_config.max_connections = parse_uint_flag("max-connections", optarg,
+															   1, DISKD_MAX_CONN_MAX);
+				break;
+			case 'S':
+				diskd_config.secret = optarg;
+				break;
+			case 'b':
+				diskd_config.direct_io_default = false;
+				break;
+			case 'h':
+				usage();
+				return 0;
+			default:
+				fprintf(stderr, "Try \"diskd --help\" for more information.\n");
+				return 1;
+		}
+	}
+	if (optind < argc)
+	{
+		diskd_log("FATAL", "unexpected argument \"%s\"", argv[optind]);
+		return 1;
+	}
+	if (diskd_config.data_dir == NULL)
+	{
+		diskd_log("FATAL", "no data directory given (-D)");
+		return 1;
+	}
+	if ((listen_socket_path == NULL) == (listen_tcp == NULL))
+	{
+		diskd_log("FATAL", "exactly one of --socket and --listen is required");
+		return 1;
+	}
+	if (diskd_config.secret == NULL)
+	{
+		env_secret = getenv("ACTIVE_PG_DISK_SECRET");
+		if (env_secret != NULL && env_secret[0] != '\0')
+			diskd_config.secret = env_secret;
+	}
+	else if (diskd_config.secret[0] == '\0')
+		diskd_config.secret = NULL;
+
+	/* Relation paths are resolved relative to the data directory from here on. */
+	if (chdir(diskd_config.data_dir) != 0)
+	{
+		diskd_log("FATAL", "could not change to data directory \"%s\": %s",
+				  diskd_config.data_dir, strerror(errno));
+		return 1;
+	}
+	if (access("PG_VERSION", R_OK) != 0)
+	{
+		diskd_log("FATAL", "\"%s\" is not a PostgreSQL data directory: PG_VERSION: %s",
+				  diskd_config.data_dir, strerror(errno));
+		return 1;
+	}
+
+	/* A host that disappears mid-send must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+
+	/*
+	 * Block the stop signals in every thread (threads inherit the mask); the
+	 * accept loop's ppoll() is the only place they are delivered.
+	 */
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &blocked, &waitmask);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGINT);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	if (listen_socket_path != NULL)
+		lfd = listen_unix(listen_socket_path);
+	else
+		lfd = listen_tcp_addr(listen_tcp, listen_any);
+	if (lfd < 0)
+	{
+		diskd_log("FATAL", "could not listen on \"%s\": %s",
+				  listen_socket_path ? listen_socket_path : listen_tcp, strerror(-lfd));
+		return 1;
+	}
+	if (listen_tcp != NULL && diskd_config.secret == NULL)
+		diskd_log("WARNING", "listening on TCP without a secret: any local user can read the cluster's relations (set --secret or ACTIVE_PG_DISK_SECRET)");
+
+	diskd_log("LOG", "listening on %s%s (data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
+			  listen_socket_path ? "unix:" : "tcp:",
+			  listen_socket_path ? listen_socket_path : listen_tcp,
+			  diskd_config.data_dir, diskd_config.queue_depth,
+			  (unsigned long long) (diskd_config.memory_bytes >> 20),
+			  diskd_config.direct_io_default ? "direct" : "buffered",
+			  diskd_config.secret ? ", secret required" : "");
+
+	accept_loop(lfd, listen_tcp != NULL, &waitmask);
+
+	close(lfd);
+	if (listen_socket_path != NULL)
+		unlink(listen_socket_path);
+	diskd_log("LOG", "received %s, shutting down",
+			  diskd_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	/* In-flight scans are abandoned: their hosts see the connection close. */
+	exit(0);
+}

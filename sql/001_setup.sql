@@ -1,0 +1,47 @@
+-- Setup shared by the regression tests: the extension and ap_check(), which
+-- runs a query with pushdown forced and with active_pg.enable = off and fails
+-- unless both return the same multiset of rows (and the forced run really
+-- used ActiveScan).
+CREATE EXTENSION active_pg;
+
+CREATE FUNCTION ap_check(q text, expect_push bool DEFAULT true) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	pushed bool := false;
+	n_on bigint;
+	n_off bigint;
+	extra bigint;
+	missing bigint;
+BEGIN
+	PERFORM set_config('active_pg.enable', 'on', true);
+	PERFORM set_config('active_pg.force_pushdown', 'on', true);
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line LIKE '%ActiveScan%' THEN
+			pushed := true;
+		END IF;
+	END LOOP;
+	EXECUTE 'CREATE TEMP TABLE ap_on AS ' || q;
+	PERFORM set_config('active_pg.enable', 'off', true);
+	EXECUTE 'CREATE TEMP TABLE ap_off AS ' || q;
+	PERFORM set_config('active_pg.enable', 'on', true);
+	PERFORM set_config('active_pg.force_pushdown', 'off', true);
+	SELECT count(*) INTO n_on FROM ap_on;
+	SELECT count(*) INTO n_off FROM ap_off;
+	SELECT count(*) INTO extra FROM (SELECT * FROM ap_on EXCEPT ALL SELECT * FROM ap_off) x;
+	SELECT count(*) INTO missing FROM (SELECT * FROM ap_off EXCEPT ALL SELECT * FROM ap_on) x;
+	DROP TABLE ap_on;
+	DROP TABLE ap_off;
+	IF n_on <> n_off OR extra <> 0 OR missing <> 0 THEN
+		RAISE EXCEPTION 'pushdown result differs for %: % rows with pushdown, % without, % extra, % missing',
+			q, n_on, n_off, extra, missing;
+	END IF;
+	IF pushed <> expect_push THEN
+		RAISE EXCEPTION 'expected pushdown = % for %', expect_push, q;
+	END IF;
+	RETURN n_on || ' rows';
+END
+$$;
+
+-- The disks are up (launched by the background worker) and answer.
+SELECT count(*) AS disks, bool_and(alive) AS all_alive FROM active_pg.disks();
