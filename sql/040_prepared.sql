@@ -1,0 +1,63 @@
+-- Prepared statements (custom and generic plans), parameters shipped as
+-- constants at execution, rescans under a nested loop, cursors.
+SET active_pg.force_pushdown = on;
+SET active_pg.stripe_pages = 4;
+CREATE TABLE pr (id int, k int, t text, d date);
+INSERT INTO pr SELECT g, g % 50, 't' || (g % 7), date '2000-01-01' + g % 365 FROM generate_series(1, 20000) g;
+ANALYZE pr;
+
+PREPARE q1(int, text) AS SELECT count(*), min(id), max(id) FROM pr WHERE k = $1 AND t = $2;
+SET plan_cache_mode = force_custom_plan;
+EXECUTE q1(3, 't3');
+EXPLAIN (COSTS OFF) EXECUTE q1(3, 't3');
+SET plan_cache_mode = force_generic_plan;
+EXECUTE q1(3, 't3');
+EXECUTE q1(4, 't4');
+EXECUTE q1(NULL, 't4');
+EXPLAIN (COSTS OFF) EXECUTE q1(3, 't3');
+SET active_pg.enable = off;
+EXECUTE q1(3, 't3');
+EXECUTE q1(4, 't4');
+RESET active_pg.enable;
+
+PREPARE q2(date) AS SELECT count(*) FROM pr WHERE d >= $1 AND d < $1 + 30;
+EXECUTE q2('2000-03-01');
+EXECUTE q2('2000-12-01');
+SET active_pg.enable = off;
+EXECUTE q2('2000-03-01');
+EXECUTE q2('2000-12-01');
+RESET active_pg.enable;
+RESET plan_cache_mode;
+
+-- a stable function's value is computed once on the host and shipped
+SELECT ap_check('SELECT id FROM pr WHERE d < current_date - 9000');
+
+-- parameterized rescans: the inner ActiveScan is re-shipped with each outer value
+CREATE TABLE outer_keys (k int);
+INSERT INTO outer_keys VALUES (1), (2), (49), (NULL);
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+EXPLAIN (COSTS OFF)
+SELECT o.k, (SELECT count(*) FROM pr WHERE pr.k = o.k) FROM outer_keys o ORDER BY 1;
+SELECT o.k, (SELECT count(*) FROM pr WHERE pr.k = o.k) FROM outer_keys o ORDER BY 1;
+SET active_pg.enable = off;
+SELECT o.k, (SELECT count(*) FROM pr WHERE pr.k = o.k) FROM outer_keys o ORDER BY 1;
+RESET active_pg.enable;
+SELECT count(*) FROM outer_keys o JOIN pr ON pr.k = o.k;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+
+-- cursors: partial fetches, then close
+BEGIN;
+DECLARE cur CURSOR FOR SELECT id FROM pr WHERE k = 5 ORDER BY id;
+FETCH 3 FROM cur;
+CLOSE cur;
+DECLARE cur2 NO SCROLL CURSOR FOR SELECT id FROM pr WHERE k = 6;
+FETCH 2 FROM cur2;
+COMMIT;
+
+-- LIMIT stops early; the next query works
+SELECT count(*) FROM (SELECT id FROM pr WHERE k < 40 LIMIT 5) s;
+SELECT count(*) FROM pr WHERE k < 40;
