@@ -17,6 +17,7 @@
  *     relation of the cluster and must not be reachable from elsewhere by
  *     accident.  A TCP daemon without a secret is allowed but warned about.
  */
+#define _GNU_SOURCE				/* ppoll, accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

@@ -102,8 +102,17 @@ ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
 Node	   *ApCreateScanState(CustomScan *cscan);
 void		ApExecInit(void);
 
+/* ---------- client.c ---------- */
+/*
+ * Does this backend have any disk: the launcher's (library preloaded) or
+ * active_pg.disks?  The planner offers ActiveScan only if so.
+ */
+bool		ApDisksConfigured(void);
+
 /* ---------- launcher.c ---------- */
 void		ApLauncherRegister(void);
+/* Was the launcher registered (library in shared_preload_libraries)? */
+bool		ApLauncherRegistered(void);
 /* Socket path (relative to the data directory) of the launcher's disk i. */
 void		ApDiskSocketPath(int disk, char *buf, size_t buflen);
 #define AP_SOCKET_DIR				"active_pg"

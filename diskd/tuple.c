@@ -1,0 +1,208 @@
+/*
+ * tuple.c
+ *	  Heap tuple header reading and attribute deforming.
+ *
+ * Rules of this file:
+ *  - The walk over attributes reproduces heap_deform_tuple(): the null
+ *    bitmap (bit attnum-1 set = NOT null), attalign alignment of fixed-length
+ *    and cstring values, and for varlena values "a nonzero byte at the current
+ *    offset is a header (short, external or already aligned), a zero byte is
+ *    padding: align".  Offsets are relative to the data area tup + t_hoff,
+ *    which PostgreSQL MAXALIGNs (page.c checks lp_off, we check t_hoff), so
+ *    relative alignment equals PostgreSQL's absolute alignment.
+ *  - Dropped columns are walked like any other: their bytes are still there.
+ *  - The tuple is untrusted: every offset and length is checked against len;
+ *    anything out of bounds or unexpected is AP_FALLBACK (the host reads the
+ *    tuple through the buffer manager and reports corruption itself).
+ *  - Values point into the page; nothing is copied or allocated.
+ */
+#include <string.h>
+
+#include "diskd.h"
+
+#define VARTAG_ONDISK		18
+#define EXTERNAL_ONDISK_SIZE 18		/* 2 header bytes + varatt_external */
+#define MAXALIGN_BYTES		8
+
+/* Read a little-endian u16 without alignment assumptions. */
+static inline uint16_t
+get_u16(const unsigned char *p)
+{
+	uint16_t	v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Read a little-endian u32 without alignment assumptions. */
+static inline uint32_t
+get_u32(const unsigned char *p)
+{
+	uint32_t	v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Alignment in bytes for an attalign code; 0 for an unknown code. */
+static inline uint32_t
+align_bytes(char attalign)
+{
+	switch (attalign)
+	{
+		case 'c':
+			return 1;
+		case 's':
+			return 2;
+		case 'i':
+			return 4;
+		case 'd':
+			return 8;
+		default:
+			return 0;
+	}
+}
+
+/*
+ * Read the header fields the disk needs.  The header must fit in len, t_hoff
+ * must cover the fixed header plus the null bitmap and be MAXALIGN'd as
+ * PostgreSQL always writes it.
+ */
+ApStatus
+ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *hdr)
+{
+	uint32_t	minhoff = AP_TUPLE_HEADER_MIN;
+
+	if (len < AP_TUPLE_HEADER_MIN)
+		return AP_FALLBACK;
+
+	hdr->xmin = get_u32(tup + 0);
+	hdr->xmax = get_u32(tup + 4);
+	/* t_cid/t_xvac at 8, t_ctid block at 12..15 */
+	hdr->ctid_offset = get_u16(tup + 16);
+	hdr->infomask2 = get_u16(tup + 18);
+	hdr->infomask = get_u16(tup + 20);
+	hdr->hoff = tup[22];
+	hdr->natts = hdr->infomask2 & AP_HEAP_NATTS_MASK;
+
+	if (hdr->infomask & AP_HEAP_HASNULL)
+		minhoff += ((uint32_t) hdr->natts + 7) / 8;
+	if (hdr->hoff < minhoff || hdr->hoff > len || hdr->hoff % MAXALIGN_BYTES != 0)
+		return AP_FALLBACK;
+	return AP_OK;
+}
+
+/*
+ * Bytes of the varlena starting at data[off], bounded by dlen; 0 if the
+ * header is truncated, invalid, or an external pointer we cannot size.
+ */
+static uint32_t
+varlena_bytes(const unsigned char *data, uint32_t off, uint32_t dlen)
+{
+	const unsigned char *p = data + off;
+	uint32_t	avail = dlen - off;
+	uint32_t	size;
+
+	if (avail < 1)
+		return 0;
+	if (ap_varlena_is_external(p))
+	{
+		if (avail < 2 || p[1] != VARTAG_ONDISK)
+			return 0;
+		size = EXTERNAL_ONDISK_SIZE;
+	}
+	else if (ap_varlena_is_1b(p))
+		size = (uint32_t) p[0] >> 1;
+	else
+	{
+		if (avail < 4)
+			return 0;
+		size = get_u32(p) >> 2;
+		if (size < (ap_varlena_is_compressed(p) ? 8u : 4u))
+			return 0;
+	}
+	return size <= avail ? size : 0;
+}
+
+/*
+ * Deform attributes 1..upto.  Attributes beyond the tuple's own natts would
+ * need the catalog's missing-value defaults, which only the host knows.
+ */
+ApStatus
+ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
+				uint32_t len, const ApTupleHeader *hdr,
+				int upto, ApValue *values)
+{
+	const unsigned char *data;
+	const unsigned char *bits = NULL;
+	uint32_t	dlen;
+	uint32_t	off = 0;
+
+	if (upto < 0 || upto > desc->natts || upto > hdr->natts)
+		return AP_FALLBACK;
+	if (hdr->hoff > len)
+		return AP_FALLBACK;
+
+	data = tup + hdr->hoff;
+	dlen = len - hdr->hoff;
+	if (hdr->infomask & AP_HEAP_HASNULL)
+		bits = tup + AP_TUPLE_HEADER_MIN;
+
+	for (int i = 0; i < upto; i++)
+	{
+		const ApColumn *col = &desc->cols[i];
+		uint32_t	al = align_bytes(col->attalign);
+		uint32_t	size;
+
+		if (bits != NULL && (bits[i >> 3] & (1u << (i & 7))) == 0)
+		{
+			values[i].ptr = NULL;
+			values[i].len = 0;
+			values[i].isnull = true;
+			continue;
+		}
+		if (al == 0)
+			return AP_FALLBACK;
+
+		if (col->attlen > 0)
+		{
+			off = (off + al - 1) & ~(al - 1);
+			size = (uint32_t) col->attlen;
+			if (off > dlen || size > dlen - off)
+				return AP_FALLBACK;
+		}
+		else if (col->attlen == -1)
+		{
+			if (off >= dlen)
+				return AP_FALLBACK;
+			/* a zero byte cannot start a varlena header: it is padding */
+			if (data[off] == 0)
+				off = (off + al - 1) & ~(al - 1);
+			if (off >= dlen)
+				return AP_FALLBACK;
+			size = varlena_bytes(data, off, dlen);
+			if (size == 0)
+				return AP_FALLBACK;
+		}
+		else if (col->attlen == -2)
+		{
+			const unsigned char *nul;
+
+			off = (off + al - 1) & ~(al - 1);
+			if (off >= dlen)
+				return AP_FALLBACK;
+			nul = memchr(data + off, 0, dlen - off);
+			if (nul == NULL)
+				return AP_FALLBACK;
+			size = (uint32_t) (nul - (data + off)) + 1;
+		}
+		else
+			return AP_FALLBACK;
+
+		values[i].ptr = data + off;
+		values[i].len = size;
+		values[i].isnull = false;
+		off += size;
+	}
+	return AP_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * active_pg.c
+ *	  Module entry point: _PG_init only calls each module's init.
+ *
+ * The launcher (background worker) can only be registered while
+ * shared_preload_libraries is being processed.  A library loaded later (by
+ * CREATE EXTENSION or LOAD) still defines the GUCs, planner hooks and the
+ * ActiveScan node; it then only has the disks of active_pg.disks, and
+ * ApDisksConfigured() (client.c) reports whether there are any.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+
+#include "active_pg.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Library load: define GUCs, install hooks and methods, register the launcher. */
+void
+_PG_init(void)
+{
+	ApGucInit();
+	ApPlannerInit();
+	ApExecInit();
+	if (process_shared_preload_libraries_in_progress)
+		ApLauncherRegister();
+}

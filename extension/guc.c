@@ -1,0 +1,164 @@
+/*
+ * guc.c
+ *	  Configuration parameters of active_pg.
+ *
+ * Every knob is bounded (DEFAULT/MIN/MAX) so that a bad setting is refused by
+ * the GUC machinery instead of reaching a disk.  Settings a disk must agree on
+ * (stripe unit, disk list) are validated by check hooks; the disk list syntax
+ * is parsed by the same function the client uses (ApParseDiskList), so a value
+ * the GUC accepts is always one the client can use.
+ */
+#include "postgres.h"
+
+#include "utils/guc.h"
+
+#include "active_pg.h"
+#include "exec.h"
+
+#define AP_ENABLE_DEFAULT			true
+#define AP_FORCE_DEFAULT			false
+#define AP_NDISKS_MIN				1
+#define AP_STRIPE_PAGES_MIN			1
+#define AP_DIRECT_IO_DEFAULT		true
+#define AP_CONNECT_TIMEOUT_MS_MIN	10
+#define AP_CONNECT_TIMEOUT_MS_MAX	600000
+#define AP_DISK_CPU_RATIO_MIN		0.01
+#define AP_DISK_CPU_RATIO_MAX		100.0
+
+bool		active_pg_enable = AP_ENABLE_DEFAULT;
+bool		active_pg_force = AP_FORCE_DEFAULT;
+int			active_pg_ndisks = AP_NDISKS_DEFAULT;
+int			active_pg_stripe_pages = AP_STRIPE_PAGES_DEFAULT;
+char	   *active_pg_disks = NULL;
+char	   *active_pg_disk_secret = NULL;
+int			active_pg_batch_kb = AP_BATCH_KB_DEFAULT;
+bool		active_pg_direct_io = AP_DIRECT_IO_DEFAULT;
+int			active_pg_queue_depth = AP_QUEUE_DEPTH_DEFAULT;
+int			active_pg_connect_timeout_ms = AP_CONNECT_TIMEOUT_MS_DEFAULT;
+double		active_pg_disk_cpu_ratio = AP_DISK_CPU_RATIO_DEFAULT;
+
+/* The stripe unit must be a power of two: disks map blocks to units by shifting. */
+static bool
+ap_check_stripe_pages(int *newval, void **extra, GucSource source)
+{
+	if (*newval <= 0 || (*newval & (*newval - 1)) != 0)
+	{
+		GUC_check_errdetail("active_pg.stripe_pages must be a power of two.");
+		return false;
+	}
+	return true;
+}
+
+/* Validate the disk list with the client's own parser. */
+static bool
+ap_check_disks(char **newval, void **extra, GucSource source)
+{
+	const char *errmsg = NULL;
+
+	if (*newval == NULL)
+		return true;
+	if (ApParseDiskList(*newval, NULL, &errmsg) < 0)
+	{
+		GUC_check_errdetail("%s", errmsg);
+		GUC_check_errhint("Use a comma-separated list of unix:/path/to/socket or tcp:127.0.0.1:port.");
+		return false;
+	}
+	return true;
+}
+
+/* Define all GUCs; called once from _PG_init. */
+void
+ApGucInit(void)
+{
+	DefineCustomBoolVariable("active_pg.enable",
+							 "Offers ActiveScan (pushdown of scans to the disk daemons) to the planner.",
+							 NULL,
+							 &active_pg_enable,
+							 AP_ENABLE_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.force_pushdown",
+							 "Pushes every scan down where it is possible, regardless of cost (testing).",
+							 NULL,
+							 &active_pg_force,
+							 AP_FORCE_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.ndisks",
+							"Number of disk daemons the launcher starts.",
+							"Ignored when active_pg.disks is set.",
+							&active_pg_ndisks,
+							AP_NDISKS_DEFAULT, AP_NDISKS_MIN, AP_NDISKS_MAX,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.stripe_pages",
+							"Stripe unit in pages: unit u of a relation belongs to disk u mod ndisks.",
+							"Must be a power of two.",
+							&active_pg_stripe_pages,
+							AP_STRIPE_PAGES_DEFAULT, AP_STRIPE_PAGES_MIN, AP_STRIPE_PAGES_MAX,
+							PGC_USERSET, 0,
+							ap_check_stripe_pages, NULL, NULL);
+
+	DefineCustomStringVariable("active_pg.disks",
+							   "Disk daemons started by hand, e.g. 'unix:/path/sock,tcp:127.0.0.1:7400'.",
+							   "When set, these are the disks and the launcher starts none.",
+							   &active_pg_disks,
+							   "",
+							   PGC_SIGHUP, 0,
+							   ap_check_disks, NULL, NULL);
+
+	DefineCustomStringVariable("active_pg.disk_secret",
+							   "Shared secret sent to the disk daemons in the handshake.",
+							   NULL,
+							   &active_pg_disk_secret,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.batch_kb",
+							"Target size of one row batch sent by a disk.",
+							NULL,
+							&active_pg_batch_kb,
+							AP_BATCH_KB_DEFAULT, AP_BATCH_KB_MIN, AP_BATCH_KB_MAX,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.direct_io",
+							 "Disks read with O_DIRECT (off: through the kernel page cache).",
+							 NULL,
+							 &active_pg_direct_io,
+							 AP_DIRECT_IO_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.queue_depth",
+							"Reads each disk keeps in flight.",
+							NULL,
+							&active_pg_queue_depth,
+							AP_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.connect_timeout_ms",
+							"How long a backend keeps trying to reach a disk.",
+							NULL,
+							&active_pg_connect_timeout_ms,
+							AP_CONNECT_TIMEOUT_MS_DEFAULT,
+							AP_CONNECT_TIMEOUT_MS_MIN, AP_CONNECT_TIMEOUT_MS_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("active_pg.disk_cpu_ratio",
+							 "Speed of a disk's CPU relative to the host's (cost model).",
+							 NULL,
+							 &active_pg_disk_cpu_ratio,
+							 AP_DISK_CPU_RATIO_DEFAULT,
+							 AP_DISK_CPU_RATIO_MIN, AP_DISK_CPU_RATIO_MAX,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("active_pg");
+}

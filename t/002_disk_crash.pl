@@ -1,0 +1,109 @@
+# A disk daemon killed with SIGKILL during a scan: the backend survives, the
+# query fails with a clear error naming the disk, the launcher restarts the
+# daemon and the next query returns the right answer.  Also: query cancel
+# and statement_timeout during a pushed-down scan.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'active_pg'
+active_pg.ndisks = 4
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION active_pg;
+CREATE TABLE big (id int, pad text);
+INSERT INTO big SELECT g, repeat('x', 200) FROM generate_series(1, 400000) g;
+});
+
+my $expected = $node->safe_psql('postgres',
+	"SET active_pg.enable = off; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0");
+is($node->safe_psql('postgres',
+	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
+	$expected, 'pushed-down result before the crash');
+
+# the daemons' pids, from the process table
+sub disk_pids
+{
+	my $dd = $node->data_dir;
+	my @pids;
+	for my $p (glob('/proc/[0-9]*'))
+	{
+		open(my $fh, '<', "$p/cmdline") or next;
+		local $/;
+		my $cmd = <$fh> // '';
+		close $fh;
+		my @argv = split /\0/, $cmd;
+		next unless @argv && $argv[0] =~ /diskd$/;
+		next unless grep { $_ eq $dd } @argv;
+		push @pids, ($p =~ m{/(\d+)$})[0];
+	}
+	return sort { $a <=> $b } @pids;
+}
+
+my @pids;
+for (1 .. 100)
+{
+	@pids = disk_pids();
+	last if @pids == 4;
+	usleep(100_000);
+}
+is(scalar(@pids), 4, 'the launcher runs 4 disk daemons');
+
+# a slow scan (many rows shipped) so that the kill lands mid-scan
+my $h = $node->background_psql('postgres', on_error_stop => 0);
+$h->query_safe("SET active_pg.force_pushdown = on");
+$h->query_until(qr/started/, q{
+\echo started
+SELECT count(*) FROM big WHERE id % 1000 <> 0 OR pg_sleep(0.01) IS NOT NULL;
+});
+usleep(200_000);
+kill 'KILL', $pids[1];
+my $out = $h->query("SELECT 'after'");
+my $err = $h->{stderr};
+$h->quit;
+like($err, qr/active_pg disk \d+/i, 'the query fails with an error naming the disk')
+  or diag("stderr: $err");
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server survived');
+
+# the launcher restarts the daemon
+my $restarted = 0;
+for (1 .. 100)
+{
+	my @now = disk_pids();
+	if (@now == 4 && !grep { $_ == $pids[1] } @now) { $restarted = 1; last; }
+	usleep(100_000);
+}
+ok($restarted, 'the launcher restarted the killed disk');
+is($node->safe_psql('postgres',
+	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
+	$expected, 'the next query is correct');
+
+# statement_timeout cancels a pushed-down scan cleanly
+my ($ret, $stdout, $stderr) = $node->psql('postgres', q{
+SET active_pg.force_pushdown = on;
+SET statement_timeout = '30ms';
+SELECT count(*) FROM big a, big b WHERE a.id = b.id AND a.id % 2 = 0;
+});
+like($stderr, qr/canceling statement due to statement timeout/, 'statement_timeout cancels');
+is($node->safe_psql('postgres',
+	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
+	$expected, 'correct after a cancel');
+
+# all disks down: a clear error, never wrong rows
+$node->append_conf('postgresql.conf', "active_pg.disks = 'unix:/nonexistent/disk.sock'\nactive_pg.connect_timeout_ms = 200\n");
+$node->reload;
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET active_pg.force_pushdown = on; SELECT count(*) FROM big WHERE id % 3 = 0");
+isnt($ret, 0, 'a query against an unreachable disk fails');
+like($stderr, qr/active_pg disk 0/, 'the error names the disk') or diag($stderr);
+
+$node->stop;
+done_testing();
