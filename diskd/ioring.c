@@ -1,0 +1,560 @@
+/*
+ * ioring.c
+ *	  io_uring reader of one disk's stripe units of a relation's main fork.
+ *
+ * Rules of this file:
+ *   - The disk owns units u with u % ndisks == disk_id; unit u is blocks
+ *     [u*S, min((u+1)*S, nblocks)).  Each unit is read into one slot buffer of
+ *     S blocks and delivered as one chunk, in completion order.
+ *   - A unit that crosses a 1 GB segment boundary (S does not divide
+ *     AP_RELSEG_BLOCKS) is read as one request per segment into the same
+ *     buffer; the chunk is complete when all its parts are.
+ *   - At most one request per part is in flight and at most nslots
+ *     (<= queue_depth) units are in flight, so the ring (2 entries per slot)
+ *     can never overflow.  The slot handed to the caller is recycled for the
+ *     next unit when the caller asks for the next chunk: while the caller
+ *     decodes one buffer the kernel fills the others.
+ *   - Buffers are 4096-aligned (O_DIRECT) and registered once; reads use
+ *     read_fixed.  If registration is refused (e.g. RLIMIT_MEMLOCK) plain
+ *     reads into the same buffers are used.
+ *   - Short reads and -EAGAIN/-EINTR are resubmitted for the remainder; EOF
+ *     before nblocks is an error (-EIO), since the host fixed nblocks.
+ *   - O_DIRECT is refused by some filesystems (EINVAL at open or at read):
+ *     the segment is then read buffered, logged once per process.
+ *   - ap_reader_close is the one cleanup path and is valid at any point: it
+ *     waits for every submitted read before freeing the buffers the kernel
+ *     may still be writing.
+ */
+#define _GNU_SOURCE				/* O_DIRECT */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diskd.h"
+
+#define READER_MAX_PARTS		2	/* a unit of <= AP_RELSEG_BLOCKS spans <= 2 segments */
+#define READER_ALIGN			4096
+#define READER_PART_BITS		8	/* user_data = slot << 8 | part */
+
+typedef struct ReadPart
+{
+	uint32_t	seg;			/* segment file number */
+	uint64_t	file_off;		/* next byte to read in the segment file */
+	uint32_t	buf_off;		/* where those bytes go in the slot buffer */
+	uint32_t	remaining;		/* bytes still to read */
+} ReadPart;
+
+typedef struct ReadSlot
+{
+	unsigned char *buf;			/* S * AP_BLCKSZ bytes */
+	uint32_t	first_block;
+	uint32_t	nblocks;
+	int			nparts;
+	int			pending;		/* parts not yet complete */
+	ReadPart	parts[READER_MAX_PARTS];
+} ReadSlot;
+
+typedef struct SegFile
+{
+	int			fd_direct;		/* -1 if not open */
+	int			fd_buffered;	/* -1 if not open */
+	bool		use_buffered;	/* O_DIRECT refused or not wanted */
+} SegFile;
+
+struct ApReader
+{
+	struct io_uring ring;
+	bool		ring_ok;
+	bool		registered;		/* buffers registered: use read_fixed */
+	bool		direct_io;
+	char	   *relpath;
+	uint32_t	nblocks;
+	uint32_t	ndisks;
+	uint32_t	stripe_pages;
+	uint64_t	next_unit;		/* next unit of ours to read */
+	uint32_t	nsegs;
+	SegFile    *segs;
+	uint32_t	nslots;
+	ReadSlot   *slots;
+	uint32_t   *ready;			/* FIFO of completed slots (ring of nslots) */
+	uint32_t	ready_head;
+	uint32_t	nready;
+	int			current;		/* slot lent to the caller, -1 if none */
+	int			inflight;		/* submitted reads whose CQE is not reaped */
+	int			unsubmitted;	/* prepared SQEs not yet submitted */
+	int			failed;			/* sticky -errno after a read error */
+	uint64_t	wait_us;		/* blocked in wait_cqe since the last chunk */
+};
+
+/* Log the O_DIRECT fallback once per process, not once per segment. */
+static atomic_bool direct_fallback_logged = false;
+
+/* Microseconds of a monotonic clock. */
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Path of segment seg: "relpath" or "relpath.N". */
+static void
+seg_path(const ApReader *r, uint32_t seg, char *buf, size_t buflen)
+{
+	if (seg == 0)
+		snprintf(buf, buflen, "%s", r->relpath);
+	else
+		snprintf(buf, buflen, "%s.%u", r->relpath, seg);
+}
+
+/* Note (once) that reads continue buffered because O_DIRECT was refused. */
+static void
+log_direct_fallback(const char *path)
+{
+	if (!atomic_exchange(&direct_fallback_logged, true))
+		diskd_log("LOG", "O_DIRECT is not supported for \"%s\"; using buffered reads where it is refused",
+				  path);
+}
+
+/* The fd to read segment seg with, opening it on first use; fd or -errno. */
+static int
+seg_fd(ApReader *r, uint32_t seg, char *errbuf, size_t errlen)
+{
+	SegFile    *sf = &r->segs[seg];
+	char		path[1024];
+	int			fd;
+
+	if (!sf->use_buffered && sf->fd_direct >= 0)
+		return sf->fd_direct;
+	if (sf->use_buffered && sf->fd_buffered >= 0)
+		return sf->fd_buffered;
+
+	seg_path(r, seg, path, sizeof(path));
+	if (!sf->use_buffered)
+	{
+		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd >= 0)
+			return sf->fd_direct = fd;
+		if (errno != EINVAL)
+			goto fail;
+		log_direct_fallback(path);
+		sf->use_buffered = true;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return sf->fd_buffered = fd;
+fail:
+	fd = -errno;
+	snprintf(errbuf, errlen, "could not open file \"%s\": %s", path, strerror(-fd));
+	return fd;
+}
+
+/* Prepare the read of one part's remaining bytes; 0 or -errno. */
+static int
+queue_part(ApReader *r, uint32_t slot, int part, char *errbuf, size_t errlen)
+{
+	ReadSlot   *s = &r->slots[slot];
+	ReadPart   *p = &s->parts[part];
+	struct io_uring_sqe *sqe;
+	int			fd;
+
+	fd = seg_fd(r, p->seg, errbuf, errlen);
+	if (fd < 0)
+		return fd;
+	sqe = io_uring_get_sqe(&r->ring);
+	if (sqe == NULL)
+	{
+		/* cannot happen: the ring has two entries per slot */
+		snprintf(errbuf, errlen, "io_uring submission queue full");
+		return -EBUSY;
+	}
+	if (r->registered)
+		io_uring_prep_read_fixed(sqe, fd, s->buf + p->buf_off, p->remaining,
+								 p->file_off, (int) slot);
+	else
+		io_uring_prep_read(sqe, fd, s->buf + p->buf_off, p->remaining, p->file_off);
+	io_uring_sqe_set_data64(sqe, ((uint64_t) slot << READER_PART_BITS) | (uint64_t) part);
+	r->inflight++;
+	r->unsubmitted++;
+	return 0;
+}
+
+/* Submit everything prepared; 0 or -errno. */
+static int
+submit_queued(ApReader *r, char *errbuf, size_t errlen)
+{
+	while (r->unsubmitted > 0)
+	{
+		int			rc = io_uring_submit(&r->ring);
+
+		if (rc == -EINTR || rc == -EAGAIN)
+			continue;
+		if (rc < 0)
+		{
+			snprintf(errbuf, errlen, "io_uring submit failed: %s", strerror(-rc));
+			return rc;
+		}
+		r->unsubmitted -= rc < r->unsubmitted ? rc : r->unsubmitted;
+	}
+	return 0;
+}
+
+/*
+ * Start reading our next unit into slot; 1 if a unit was started, 0 if the
+ * stripe is exhausted, or -errno.
+ */
+static int
+start_unit(ApReader *r, uint32_t slot, char *errbuf, size_t errlen)
+{
+	ReadSlot   *s = &r->slots[slot];
+	uint64_t	b0 = r->next_unit * r->stripe_pages;
+	uint64_t	b1;
+	uint64_t	b;
+	int			i;
+
+	if (b0 >= r->nblocks)
+		return 0;
+	b1 = b0 + r->stripe_pages;
+	if (b1 > r->nblocks)
+		b1 = r->nblocks;
+	r->next_unit += r->ndisks;
+
+	s->first_block = (uint32_t) b0;
+	s->nblocks = (uint32_t) (b1 - b0);
+	s->nparts = 0;
+	for (b = b0; b < b1;)
+	{
+		uint32_t	seg = (uint32_t) (b / AP_RELSEG_BLOCKS);
+		uint64_t	seg_end = (uint64_t) (seg + 1) * AP_RELSEG_BLOCKS;
+		uint64_t	end = b1 < seg_end ? b1 : seg_end;
+		ReadPart   *p = &s->parts[s->nparts++];
+
+		p->seg = seg;
+		p->file_off = (b % AP_RELSEG_BLOCKS) * AP_BLCKSZ;
+		p->buf_off = (uint32_t) ((b - b0) * AP_BLCKSZ);
+		p->remaining = (uint32_t) ((end - b) * AP_BLCKSZ);
+		b = end;
+	}
+	s->pending = s->nparts;
+	for (i = 0; i < s->nparts; i++)
+	{
+		int			rc = queue_part(r, slot, i, errbuf, errlen);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 1;
+}
+
+/* Account one completion; 0, or -errno with errbuf set for a failed read. */
+static int
+complete_read(ApReader *r, uint64_t user_data, int res, char *errbuf, size_t errlen)
+{
+	uint32_t	slot = (uint32_t) (user_data >> READER_PART_BITS);
+	int			part = (int) (user_data & ((1u << READER_PART_BITS) - 1));
+	ReadSlot   *s = &r->slots[slot];
+	ReadPart   *p = &s->parts[part];
+	uint32_t	blkno = s->first_block + p->buf_off / AP_BLCKSZ;
+	char		path[1024];
+
+	r->inflight--;
+	if (res == -EAGAIN || res == -EINTR)
+		return queue_part(r, slot, part, errbuf, errlen);
+	if (res == -EINVAL && !r->segs[p->seg].use_buffered)
+	{
+		/* this filesystem accepted O_DIRECT at open but not for reads */
+		seg_path(r, p->seg, path, sizeof(path));
+		log_direct_fallback(path);
+		r->segs[p->seg].use_buffered = true;
+		return queue_part(r, slot, part, errbuf, errlen);
+	}
+	if (res < 0)
+	{
+		seg_path(r, p->seg, path, sizeof(path));
+		snprintf(errbuf, errlen, "could not read block %u in file \"%s\": %s",
+				 blkno, path, strerror(-res));
+		return res;
+	}
+	if (res == 0)
+	{
+		seg_path(r, p->seg, path, sizeof(path));
+		snprintf(errbuf, errlen, "file \"%s\" ends before block %u (relation expected to have %u blocks)",
+				 path, blkno, r->nblocks);
+		return -EIO;
+	}
+	if ((uint32_t) res < p->remaining)
+	{
+		/* short read: ask for the rest */
+		p->file_off += res;
+		p->buf_off += res;
+		p->remaining -= res;
+		return queue_part(r, slot, part, errbuf, errlen);
+	}
+	p->remaining = 0;
+	if (--s->pending == 0)
+		r->ready[(r->ready_head + r->nready++) % r->nslots] = slot;
+	return 0;
+}
+
+/* Open a reader over this disk's stripe units of relpath's main fork. */
+ApReader *
+ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
+			   uint32_t stripe_pages, uint32_t disk_id,
+			   uint32_t queue_depth, bool direct_io,
+			   int *err, char *errbuf, size_t errlen)
+{
+	ApReader   *r;
+	uint64_t	nunits;
+	struct iovec *iov = NULL;
+	uint32_t	i;
+	int			rc;
+
+	*err = AP_ERR_NONE;
+	errbuf[0] = '\0';
+	if (ndisks == 0 || disk_id >= ndisks || stripe_pages == 0 ||
+		stripe_pages > AP_RELSEG_BLOCKS || queue_depth == 0)
+	{
+		*err = AP_ERR_BAD_REQUEST;
+		snprintf(errbuf, errlen, "invalid stripe geometry");
+		return NULL;
+	}
+
+	r = calloc(1, sizeof(ApReader));
+	if (r == NULL)
+		goto oom;
+	r->current = -1;
+	r->nblocks = nblocks;
+	r->ndisks = ndisks;
+	r->stripe_pages = stripe_pages;
+	r->next_unit = disk_id;
+	r->direct_io = direct_io;
+	r->relpath = strdup(relpath);
+	r->nsegs = nblocks / AP_RELSEG_BLOCKS + 1;
+	r->segs = calloc(r->nsegs, sizeof(SegFile));
+	if (r->relpath == NULL || r->segs == NULL)
+		goto oom;
+	for (i = 0; i < r->nsegs; i++)
+	{
+		r->segs[i].fd_direct = -1;
+		r->segs[i].fd_buffered = -1;
+		r->segs[i].use_buffered = !direct_io;
+	}
+
+	/* The first segment always exists for a relation; its absence means no relation. */
+	rc = seg_fd(r, 0, errbuf, errlen);
+	if (rc < 0)
+	{
+		*err = (rc == -ENOENT) ? AP_ERR_NO_RELATION : AP_ERR_IO;
+		goto fail;
+	}
+
+	/* Only as many buffers as we have units: small scans stay small. */
+	nunits = 0;
+	if (nblocks > 0)
+	{
+		uint64_t	total = ((uint64_t) nblocks + stripe_pages - 1) / stripe_pages;
+
+		if (total > disk_id)
+			nunits = (total - disk_id + ndisks - 1) / ndisks;
+	}
+	r->nslots = (uint32_t) (nunits < queue_depth ? nunits : queue_depth);
+	if (r->nslots == 0)
+		return r;				/* nothing of ours to read */
+
+	r->slots = calloc(r->nslots, sizeof(ReadSlot));
+	r->ready = calloc(r->nslots, sizeof(uint32_t));
+	iov = calloc(r->nslots, sizeof(struct iovec));
+	if (r->slots == NULL || r->ready == NULL || iov == NULL)
+		goto oom;
+	for (i = 0; i < r->nslots; i++)
+	{
+		void	   *buf;
+
+		if (posix_memalign(&buf, READER_ALIGN, (size_t) stripe_pages * AP_BLCKSZ) != 0)
+			goto oom;
+		r->slots[i].buf = buf;
+		iov[i].iov_base = buf;
+		iov[i].iov_len = (size_t) stripe_pages * AP_BLCKSZ;
+	}
+
+	rc = io_uring_queue_init(r->nslots * READER_MAX_PARTS, &r->ring, 0);
+	if (rc < 0)
+	{
+		*err = AP_ERR_IO;
+		snprintf(errbuf, errlen, "could not set up io_uring: %s", strerror(-rc));
+		goto fail;
+	}
+	r->ring_ok = true;
+	rc = io_uring_register_buffers(&r->ring, iov, r->nslots);
+	r->registered = (rc == 0);
+	if (rc < 0)
+	{
+		static atomic_bool logged = false;
+
+		if (!atomic_exchange(&logged, true))
+			diskd_log("LOG", "could not register io_uring buffers (%s); using unregistered reads",
+					  strerror(-rc));
+	}
+	free(iov);
+	iov = NULL;
+
+	/* Fill the queue: every slot gets a unit. */
+	for (i = 0; i < r->nslots; i++)
+	{
+		rc = start_unit(r, i, errbuf, errlen);
+		if (rc < 0)
+		{
+			*err = AP_ERR_IO;
+			goto fail;
+		}
+	}
+	rc = submit_queued(r, errbuf, errlen);
+	if (rc < 0)
+	{
+		*err = AP_ERR_IO;
+		goto fail;
+	}
+	return r;
+
+oom:
+	*err = AP_ERR_OUT_OF_MEMORY;
+	snprintf(errbuf, errlen, "out of memory setting up the reader");
+fail:
+	free(iov);
+	ap_reader_close(r);
+	return NULL;
+}
+
+/*
+ * Next completed chunk (1), end of stripe (0), or -errno with errbuf set.
+ * Recycles the previously returned chunk's buffer for our next unit first.
+ */
+int
+ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
+{
+	int			rc;
+
+	if (r->failed)
+	{
+		snprintf(errbuf, errlen, "reader already failed: %s", strerror(-r->failed));
+		return r->failed;
+	}
+	if (r->current >= 0)
+	{
+		uint32_t	slot = (uint32_t) r->current;
+
+		r->current = -1;
+		rc = start_unit(r, slot, errbuf, errlen);
+		if (rc < 0)
+			return r->failed = rc;
+	}
+	rc = submit_queued(r, errbuf, errlen);
+	if (rc < 0)
+		return r->failed = rc;
+
+	while (r->nready == 0)
+	{
+		struct io_uring_cqe *cqe;
+		uint64_t	t0;
+
+		if (r->inflight == 0)
+			return 0;			/* every unit of ours delivered */
+
+		t0 = now_us();
+		rc = io_uring_wait_cqe(&r->ring, &cqe);
+		r->wait_us += now_us() - t0;
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+		{
+			snprintf(errbuf, errlen, "io_uring wait failed: %s", strerror(-rc));
+			return r->failed = rc;
+		}
+		/* reap this completion and any others already there */
+		do
+		{
+			uint64_t	ud = io_uring_cqe_get_data64(cqe);
+			int			res = cqe->res;
+
+			io_uring_cqe_seen(&r->ring, cqe);
+			rc = complete_read(r, ud, res, errbuf, errlen);
+			if (rc < 0)
+				return r->failed = rc;
+		} while (io_uring_peek_cqe(&r->ring, &cqe) == 0);
+
+		/* resubmissions of short or retried reads */
+		rc = submit_queued(r, errbuf, errlen);
+		if (rc < 0)
+			return r->failed = rc;
+	}
+
+	r->current = (int) r->ready[r->ready_head];
+	r->ready_head = (r->ready_head + 1) % r->nslots;
+	r->nready--;
+	chunk->first_block = r->slots[r->current].first_block;
+	chunk->nblocks = r->slots[r->current].nblocks;
+	chunk->data = r->slots[r->current].buf;
+	chunk->io_us = r->wait_us;
+	r->wait_us = 0;
+	return 1;
+}
+
+/* Release everything; waits for submitted reads first.  NULL is fine. */
+void
+ap_reader_close(ApReader *r)
+{
+	uint32_t	i;
+
+	if (r == NULL)
+		return;
+	if (r->ring_ok)
+	{
+		char		ignore[64];
+
+		/* prepared SQEs must reach the kernel, or their CQEs never come */
+		if (submit_queued(r, ignore, sizeof(ignore)) < 0)
+			r->inflight -= r->unsubmitted;
+		while (r->inflight > 0)
+		{
+			struct io_uring_cqe *cqe;
+			int			rc = io_uring_wait_cqe(&r->ring, &cqe);
+
+			if (rc == -EINTR)
+				continue;
+			if (rc < 0)
+				break;			/* cannot happen; leaking beats freeing live buffers */
+			io_uring_cqe_seen(&r->ring, cqe);
+			r->inflight--;
+		}
+		io_uring_queue_exit(&r->ring);
+	}
+	if (r->inflight == 0 && r->slots != NULL)
+	{
+		for (i = 0; i < r->nslots; i++)
+			free(r->slots[i].buf);
+	}
+	free(r->slots);
+	free(r->ready);
+	if (r->segs != NULL)
+	{
+		for (i = 0; i < r->nsegs; i++)
+		{
+			if (r->segs[i].fd_direct >= 0)
+				close(r->segs[i].fd_direct);
+			if (r->segs[i].fd_buffered >= 0)
+				close(r->segs[i].fd_buffered);
+		}
+	}
+	free(r->segs);
+	free(r->relpath);
+	free(r);
+}
