@@ -1,0 +1,951 @@
+/*
+ * client.c
+ *	  Connections from a backend to the disk daemons.
+ *
+ * Rules of this file:
+ *   - Every socket is non-blocking and every wait goes through the latch
+ *     machinery (WaitLatchOrSocket / WaitEventSet) followed by
+ *     CHECK_FOR_INTERRUPTS, so query cancel, statement_timeout and postmaster
+ *     death are served while waiting for a disk (postgres_fdw does the same
+ *     for libpq sockets).
+ *   - Sockets belong to a per-scan memory context and are closed by a reset
+ *     callback on it: EndCustomScan does not run when the query fails, but
+ *     the executor's memory is always released, so the callback always runs.
+ *   - A frame's length is checked against AP_FRAME_MAX_BYTES before the
+ *     receive buffer grows (proto/ap_wire.h); a bad length is a protocol
+ *     violation naming the disk.
+ *   - One function (ApReportDiskError) maps a disk's error code to SQLSTATE.
+ *   - A disk that goes away mid-scan is an ERROR, never a silently short
+ *     result.
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "active_pg.h"
+#include "exec.h"
+
+PG_FUNCTION_INFO_V1(active_pg_disks_info);
+
+/* Initial receive buffer: room for a small frame plus a default row batch. */
+#define AP_RBUF_INITIAL				(AP_BATCH_BYTES_DEFAULT + 64 * 1024)
+/* Pause between connection attempts while the launcher starts the disks. */
+#define AP_CONNECT_RETRY_MS			50
+
+/* ---------------- addresses ---------------- */
+
+/* Copy [s, s+len) into dst (size dstlen) as a C string; false if it does not fit. */
+static bool
+ap_copy_token(char *dst, size_t dstlen, const char *s, size_t len)
+{
+	if (len >= dstlen)
+		return false;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	return true;
+}
+
+/* Parse one "unix:PATH" or "tcp:HOST:PORT" item of length len. */
+static bool
+ap_parse_one(const char *s, size_t len, ApDiskAddr *a, const char **errmsg)
+{
+	struct sockaddr_un sun;
+
+	memset(a, 0, sizeof(*a));
+	if (len > 5 && strncmp(s, "unix:", 5) == 0)
+	{
+		a->is_tcp = false;
+		/* sun_path holds the name and its terminator */
+		if (!ap_copy_token(a->path, Min(sizeof(a->path), sizeof(sun.sun_path)),
+						   s + 5, len - 5))
+		{
+			*errmsg = "A unix socket path is too long.";
+			return false;
+		}
+		if (a->path[0] != '/')
+		{
+			*errmsg = "A unix socket path must be absolute.";
+			return false;
+		}
+		return true;
+	}
+	if (len > 4 && strncmp(s, "tcp:", 4) == 0)
+	{
+		const char *hp = s + 4;
+		size_t		hlen = len - 4;
+		const char *colon = NULL;
+		struct in_addr in;
+		long		port = 0;
+		size_t		i;
+
+		for (i = 0; i < hlen; i++)
+			if (hp[i] == ':')
+				colon = hp + i;
+		if (colon == NULL || colon == hp || colon == hp + hlen - 1)
+		{
+			*errmsg = "A tcp address must have the form tcp:HOST:PORT.";
+			return false;
+		}
+		a->is_tcp = true;
+		if (!ap_copy_token(a->host, sizeof(a->host), hp, colon - hp))
+		{
+			*errmsg = "A tcp host name is too long.";
+			return false;
+		}
+		if (strcmp(a->host, "localhost") != 0 && inet_pton(AF_INET, a->host, &in) != 1)
+		{
+			*errmsg = "A tcp host must be an IPv4 address or localhost.";
+			return false;
+		}
+		for (i = colon - hp + 1; i < hlen; i++)
+		{
+			if (hp[i] < '0' || hp[i] > '9' || port > 65535)
+			{
+				*errmsg = "A tcp port must be a number between 1 and 65535.";
+				return false;
+			}
+			port = port * 10 + (hp[i] - '0');
+		}
+		if (port < 1 || port > 65535)
+		{
+			*errmsg = "A tcp port must be a number between 1 and 65535.";
+			return false;
+		}
+		a->port = (int) port;
+		return true;
+	}
+	*errmsg = "Each disk must start with unix: or tcp:.";
+	return false;
+}
+
+/* Parse an active_pg.disks value (see exec.h); no allocation, no throw. */
+int
+ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg)
+{
+	const char *p = value;
+	int			n = 0;
+
+	while (*p != '\0')
+	{
+		const char *start;
+		const char *end;
+		ApDiskAddr	tmp;
+
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (*p == '\0')
+			break;
+		start = p;
+		while (*p != '\0' && *p != ',')
+			p++;
+		end = p;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
+			end--;
+		if (end == start)
+		{
+			*errmsg = "The list contains an empty entry.";
+			return -1;
+		}
+		if (n >= AP_NDISKS_MAX)
+		{
+			*errmsg = "The list names more disks than active_pg supports (64).";
+			return -1;
+		}
+		if (!ap_parse_one(start, end - start, out ? &out[n] : &tmp, errmsg))
+			return -1;
+		n++;
+		if (*p == ',')
+		{
+			p++;
+			if (*p == '\0')
+			{
+				*errmsg = "The list ends with a comma.";
+				return -1;
+			}
+		}
+	}
+	return n;
+}
+
+/* Human-readable address, palloc'd. */
+char *
+ApDiskAddrString(const ApDiskAddr *addr)
+{
+	if (addr->is_tcp)
+		return psprintf("tcp:%s:%d", addr->host, addr->port);
+	return psprintf("unix:%s", addr->path);
+}
+
+/* Is there any disk this backend could use? */
+bool
+ApDisksConfigured(void)
+{
+	if (active_pg_disks != NULL && active_pg_disks[0] != '\0')
+		return true;
+	return ApLauncherRegistered();
+}
+
+/* The disks of this backend: active_pg.disks if set, else the launcher's. */
+static int
+ap_get_addrs(ApDiskAddr **out)
+{
+	ApDiskAddr *addrs = palloc0(sizeof(ApDiskAddr) * AP_NDISKS_MAX);
+	int			n;
+
+	if (active_pg_disks != NULL && active_pg_disks[0] != '\0')
+	{
+		const char *errmsg = NULL;
+
+		n = ApParseDiskList(active_pg_disks, addrs, &errmsg);
+		/* the check hook accepted the value, so this cannot fail */
+		if (n < 0)
+			elog(ERROR, "invalid active_pg.disks: %s", errmsg);
+	}
+	else if (ApLauncherRegistered())
+	{
+		int			i;
+
+		n = active_pg_ndisks;
+		for (i = 0; i < n; i++)
+			ApDiskSocketPath(i, addrs[i].path, sizeof(addrs[i].path));
+	}
+	else
+		n = 0;
+	*out = addrs;
+	return n;
+}
+
+/* ---------------- connection set lifetime ---------------- */
+
+/* protobuf-c allocator in the set's memory context. */
+static void *
+ap_pb_alloc(void *data, size_t size)
+{
+	return MemoryContextAlloc((MemoryContext) data, size > 0 ? size : 1);
+}
+
+/* protobuf-c free. */
+static void
+ap_pb_free(void *data, void *ptr)
+{
+	if (ptr != NULL)
+		pfree(ptr);
+}
+
+/* Close all sockets; tell disks still scanning to stop (best effort, never blocks). */
+void
+ApCloseAll(ApConnSet *set)
+{
+	int			i;
+
+	for (i = 0; i < set->nconns; i++)
+	{
+		ApDiskConn *c = &set->conns[i];
+
+		if (c->sock == PGINVALID_SOCKET)
+			continue;
+		if (c->scanning)
+		{
+			ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+			ActivePg__Cancel cancel = ACTIVE_PG__CANCEL__INIT;
+			unsigned char buf[64];
+			size_t		len;
+
+			f.msg_case = ACTIVE_PG__FRAME__MSG_CANCEL;
+			f.cancel = &cancel;
+			len = active_pg__frame__get_packed_size(&f);
+			if (len + AP_FRAME_HEADER_BYTES <= sizeof(buf))
+			{
+				ap_put_be32(buf, (uint32) len);
+				active_pg__frame__pack(&f, buf + AP_FRAME_HEADER_BYTES);
+				/* closing the socket cancels too; this only makes it prompt */
+				(void) send(c->sock, buf, len + AP_FRAME_HEADER_BYTES,
+							MSG_DONTWAIT | MSG_NOSIGNAL);
+			}
+			c->scanning = false;
+		}
+		closesocket(c->sock);
+		c->sock = PGINVALID_SOCKET;
+	}
+	if (set->wes != NULL)
+	{
+		FreeWaitEventSet(set->wes);
+		set->wes = NULL;
+	}
+}
+
+/* Reset callback of the per-scan context: runs on success and on ERROR alike. */
+static void
+ap_conn_set_callback(void *arg)
+{
+	ApCloseAll((ApConnSet *) arg);
+}
+
+/* Allocate an empty set of n connections in cxt with its cleanup callback. */
+static ApConnSet *
+ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int n)
+{
+	ApConnSet  *set = MemoryContextAllocZero(cxt, sizeof(ApConnSet));
+	int			i;
+
+	set->cxt = cxt;
+	set->allocator.alloc = ap_pb_alloc;
+	set->allocator.free = ap_pb_free;
+	set->allocator.allocator_data = cxt;
+	set->nconns = n;
+	set->conns = MemoryContextAllocZero(cxt, sizeof(ApDiskConn) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		ApDiskConn *c = &set->conns[i];
+
+		c->disk = i;
+		c->sock = PGINVALID_SOCKET;
+		c->address = MemoryContextStrdup(cxt, ApDiskAddrString(&addrs[i]));
+	}
+	set->cb.func = ap_conn_set_callback;
+	set->cb.arg = set;
+	MemoryContextRegisterResetCallback(cxt, &set->cb);
+	return set;
+}
+
+/* ---------------- connect ---------------- */
+
+/* Milliseconds until deadline (0 if passed); -1 when there is no deadline. */
+static long
+ap_remaining_ms(TimestampTz deadline)
+{
+	TimestampTz now;
+
+	if (deadline == 0)
+		return -1;
+	now = GetCurrentTimestamp();
+	if (now >= deadline)
+		return 0;
+	return (long) ((deadline - now + 999) / 1000);
+}
+
+/* Is errno one of the "disk not up yet" errors worth retrying? */
+static bool
+ap_connect_retryable(int err)
+{
+	return err == ECONNREFUSED || err == ENOENT || err == EAGAIN ||
+		err == ECONNRESET || err == ETIMEDOUT || err == EINTR;
+}
+
+/*
+ * Connect c to addr, retrying until deadline if retry.  The socket is stored
+ * in c at once so that an interrupt during the wait cannot leak it.
+ */
+static bool
+ap_connect(ApDiskConn *c, const ApDiskAddr *addr, TimestampTz deadline,
+		   bool retry, char **err)
+{
+	for (;;)
+	{
+		struct sockaddr_storage ss;
+		socklen_t	sslen;
+		int			saved;
+
+		memset(&ss, 0, sizeof(ss));
+		if (addr->is_tcp)
+		{
+			struct sockaddr_in *sin = (struct sockaddr_in *) &ss;
+
+			sin->sin_family = AF_INET;
+			sin->sin_port = htons((uint16) addr->port);
+			if (strcmp(addr->host, "localhost") == 0)
+				sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			else if (inet_pton(AF_INET, addr->host, &sin->sin_addr) != 1)
+			{
+				*err = psprintf("invalid address \"%s\"", addr->host);
+				return false;
+			}
+			sslen = sizeof(struct sockaddr_in);
+		}
+		else
+		{
+			struct sockaddr_un *sun = (struct sockaddr_un *) &ss;
+
+			sun->sun_family = AF_UNIX;
+			strlcpy(sun->sun_path, addr->path, sizeof(sun->sun_path));
+			sslen = sizeof(struct sockaddr_un);
+		}
+
+		c->sock = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->sock < 0)
+		{
+			c->sock = PGINVALID_SOCKET;
+			*err = psprintf("could not create socket: %m");
+			return false;
+		}
+		if (addr->is_tcp)
+		{
+			int			one = 1;
+
+			(void) setsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		}
+
+		if (connect(c->sock, (struct sockaddr *) &ss, sslen) == 0)
+			return true;
+		saved = errno;
+		if (saved == EINPROGRESS)
+		{
+			/* TCP: wait until the connection is established or fails */
+			for (;;)
+			{
+				long		ms = ap_remaining_ms(deadline);
+				int			rc;
+				int			soerr = 0;
+				socklen_t	len = sizeof(soerr);
+
+				if (ms == 0)
+				{
+					saved = ETIMEDOUT;
+					break;
+				}
+				rc = WaitLatchOrSocket(MyLatch,
+									   WL_SOCKET_CONNECTED | WL_LATCH_SET |
+									   WL_EXIT_ON_PM_DEATH | (ms > 0 ? WL_TIMEOUT : 0),
+									   c->sock, ms, PG_WAIT_EXTENSION);
+				if (rc & WL_LATCH_SET)
+				{
+					ResetLatch(MyLatch);
+					CHECK_FOR_INTERRUPTS();
+				}
+				if (!(rc & WL_SOCKET_CONNECTED))
+					continue;
+				if (getsockopt(c->sock, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+					soerr = errno;
+				if (soerr == 0)
+					return true;
+				saved = soerr;
+				break;
+			}
+		}
+
+		closesocket(c->sock);
+		c->sock = PGINVALID_SOCKET;
+		if (!retry || !ap_connect_retryable(saved) || ap_remaining_ms(deadline) == 0)
+		{
+			*err = psprintf("%s", strerror(saved));
+			return false;
+		}
+
+		/* the launcher may still be starting the disk: wait a little */
+		{
+			long		ms = Min(ap_remaining_ms(deadline), AP_CONNECT_RETRY_MS);
+			int			rc;
+
+			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						   ms, PG_WAIT_EXTENSION);
+			if (rc & WL_LATCH_SET)
+				ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/* ---------------- send ---------------- */
+
+/* Write all of buf, waiting interruptibly; false with *err on failure or deadline. */
+static bool
+ap_send_bytes(ApDiskConn *c, const unsigned char *buf, size_t len,
+			  TimestampTz deadline, char **err)
+{
+	while (len > 0)
+	{
+		ssize_t		n = send(c->sock, buf, len, MSG_NOSIGNAL);
+
+		if (n > 0)
+		{
+			buf += n;
+			len -= n;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		{
+			long		ms = ap_remaining_ms(deadline);
+			int			rc;
+
+			if (ms == 0)
+			{
+				*err = pstrdup("timed out sending");
+				return false;
+			}
+			rc = WaitLatchOrSocket(MyLatch,
+								   WL_SOCKET_WRITEABLE | WL_LATCH_SET |
+								   WL_EXIT_ON_PM_DEATH | (ms > 0 ? WL_TIMEOUT : 0),
+								   c->sock, ms, PG_WAIT_EXTENSION);
+			if (rc & WL_LATCH_SET)
+			{
+				ResetLatch(MyLatch);
+				CHECK_FOR_INTERRUPTS();
+			}
+			continue;
+		}
+		*err = psprintf("%s", n == 0 ? "connection closed" : strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Serialize a frame with its length header into a palloc'd buffer. */
+static unsigned char *
+ap_pack_frame(const ActivePg__Frame *frame, size_t *total)
+{
+	size_t		len = active_pg__frame__get_packed_size(frame);
+	unsigned char *buf;
+
+	if (len == 0 || len > AP_FRAME_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("active_pg request of %zu bytes exceeds the frame limit", len),
+				 errdetail("A frame may hold at most %u bytes.", AP_FRAME_MAX_BYTES)));
+	buf = palloc(len + AP_FRAME_HEADER_BYTES);
+	ap_put_be32(buf, (uint32) len);
+	active_pg__frame__pack(frame, buf + AP_FRAME_HEADER_BYTES);
+	*total = len + AP_FRAME_HEADER_BYTES;
+	return buf;
+}
+
+/* Send one frame to a disk during a scan; ERROR if the disk went away. */
+void
+ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame)
+{
+	size_t		total;
+	unsigned char *buf = ap_pack_frame(frame, &total);
+	char	   *err = NULL;
+
+	if (!ap_send_bytes(conn, buf, total, 0, &err))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not send to active_pg disk %d: %s", conn->disk, err),
+				 errdetail("The disk's address is %s.", conn->address)));
+	pfree(buf);
+}
+
+/* ---------------- receive ---------------- */
+
+/* Read available bytes: 1 read some, 0 would block, -1 EOF/error (*err set). */
+static int
+ap_fill(ApDiskConn *c, char **err)
+{
+	bool		got = false;
+
+	for (;;)
+	{
+		ssize_t		n;
+
+		if (c->rbuf == NULL)
+		{
+			c->rcap = AP_RBUF_INITIAL;
+			c->rbuf = palloc(c->rcap);
+			c->rstart = c->rend = 0;
+		}
+		if (c->rstart == c->rend)
+			c->rstart = c->rend = 0;
+		if (c->rend == c->rcap)
+		{
+			/* no room: the pending frame is complete or the caller must consume */
+			return got ? 1 : 0;
+		}
+		n = recv(c->sock, c->rbuf + c->rend, c->rcap - c->rend, 0);
+		if (n > 0)
+		{
+			c->rend += n;
+			got = true;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return got ? 1 : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		*err = n == 0 ? NULL : psprintf("%s", strerror(errno));
+		return -1;
+	}
+}
+
+/* Throwing wrapper of ap_fill for scans. */
+bool
+ApConnFill(ApDiskConn *conn)
+{
+	char	   *err = NULL;
+	int			r = ap_fill(conn, &err);
+
+	if (r < 0)
+	{
+		if (err == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("active_pg disk %d closed the connection during a scan",
+							conn->disk),
+					 errdetail("The disk's address is %s.", conn->address),
+					 errhint("The launcher restarts a disk that died; retry the query.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not receive from active_pg disk %d: %s", conn->disk, err),
+				 errdetail("The disk's address is %s.", conn->address)));
+	}
+	return r > 0;
+}
+
+/*
+ * Take the next complete frame out of the buffer: 1 got one, 0 need more
+ * bytes, -1 malformed (*err set).  The length is checked before the buffer
+ * grows so that a hostile or broken peer cannot make us allocate.
+ */
+static int
+ap_next_frame(ApConnSet *set, ApDiskConn *c, ActivePg__Frame **out, char **err)
+{
+	size_t		avail = c->rend - c->rstart;
+	uint32		len;
+	ActivePg__Frame *f;
+
+	*out = NULL;
+	if (avail < AP_FRAME_HEADER_BYTES)
+	{
+		if (c->rbuf != NULL && c->rstart > 0)
+		{
+			memmove(c->rbuf, c->rbuf + c->rstart, avail);
+			c->rstart = 0;
+			c->rend = avail;
+		}
+		return 0;
+	}
+	len = ap_get_be32((unsigned char *) c->rbuf + c->rstart);
+	if (len == 0 || len > AP_FRAME_MAX_BYTES)
+	{
+		*err = psprintf("The disk sent a frame of %u bytes; the limit is %u.",
+						len, AP_FRAME_MAX_BYTES);
+		return -1;
+	}
+	if (avail < AP_FRAME_HEADER_BYTES + (size_t) len)
+	{
+		size_t		need = AP_FRAME_HEADER_BYTES + (size_t) len;
+
+		/* make room for the whole frame: compact, then grow if still short */
+		if (c->rstart > 0)
+		{
+			memmove(c->rbuf, c->rbuf + c->rstart, avail);
+			c->rstart = 0;
+			c->rend = avail;
+		}
+		if (c->rcap < need)
+		{
+			c->rbuf = repalloc(c->rbuf, need);
+			c->rcap = need;
+		}
+		return 0;
+	}
+	f = active_pg__frame__unpack(&set->allocator, len,
+								 (uint8_t *) c->rbuf + c->rstart + AP_FRAME_HEADER_BYTES);
+	c->rstart += AP_FRAME_HEADER_BYTES + (size_t) len;
+	if (f == NULL)
+	{
+		*err = pstrdup("The disk sent a frame that does not decode.");
+		return -1;
+	}
+	if (f->msg_case == ACTIVE_PG__FRAME__MSG__NOT_SET)
+	{
+		active_pg__frame__free_unpacked(f, &set->allocator);
+		*err = pstrdup("The disk sent an empty frame.");
+		return -1;
+	}
+	*out = f;
+	return 1;
+}
+
+/* Throwing wrapper of ap_next_frame for scans. */
+ActivePg__Frame *
+ApConnNextFrame(ApConnSet *set, ApDiskConn *conn)
+{
+	ActivePg__Frame *f;
+	char	   *err = NULL;
+
+	if (ap_next_frame(set, conn, &f, &err) < 0)
+		ApProtocolError(conn, err);
+	return f;
+}
+
+/* Free an unpacked frame. */
+void
+ApFreeFrame(ApConnSet *set, ActivePg__Frame *frame)
+{
+	if (frame != NULL)
+		active_pg__frame__free_unpacked(frame, &set->allocator);
+}
+
+/* ---------------- errors ---------------- */
+
+/* ERRCODE_PROTOCOL_VIOLATION naming the disk. */
+void
+ApProtocolError(ApDiskConn *conn, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROTOCOL_VIOLATION),
+			 errmsg("protocol violation by active_pg disk %d", conn->disk),
+			 errdetail_internal("%s", detail ? detail : "")));
+	pg_unreachable();
+}
+
+/* The one place that maps a disk's ApErrCode to a SQLSTATE. */
+void
+ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err)
+{
+	int			sqlstate;
+	const char *msg = (err->message != NULL && err->message[0] != '\0') ?
+		err->message : "unspecified error";
+
+	switch ((ApErrCode) err->code)
+	{
+		case AP_ERR_PROTOCOL:
+		case AP_ERR_FRAME_TOO_BIG:
+			sqlstate = ERRCODE_PROTOCOL_VIOLATION;
+			break;
+		case AP_ERR_UNSUPPORTED:
+			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			break;
+		case AP_ERR_NO_RELATION:
+			sqlstate = ERRCODE_UNDEFINED_FILE;
+			break;
+		case AP_ERR_IO:
+			sqlstate = ERRCODE_IO_ERROR;
+			break;
+		case AP_ERR_AUTH:
+			sqlstate = ERRCODE_INVALID_PASSWORD;
+			break;
+		case AP_ERR_BUSY:
+			sqlstate = ERRCODE_TOO_MANY_CONNECTIONS;
+			break;
+		case AP_ERR_OUT_OF_MEMORY:
+			sqlstate = ERRCODE_OUT_OF_MEMORY;
+			break;
+		case AP_ERR_CANCELED:
+			sqlstate = ERRCODE_QUERY_CANCELED;
+			break;
+		case AP_ERR_BAD_REQUEST:
+		case AP_ERR_INTERNAL:
+		default:
+			sqlstate = ERRCODE_INTERNAL_ERROR;
+			break;
+	}
+	/* the disk has ended this scan; nothing to cancel */
+	conn->scanning = false;
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("active_pg disk %d: %s", conn->disk, msg),
+			 errdetail("The disk at %s reported error code %u.", conn->address, err->code)));
+	pg_unreachable();
+}
+
+/* ---------------- handshake ---------------- */
+
+/*
+ * Hello/HelloReply on a connected socket, bounded by deadline.  A disk's
+ * Error is raised (it is the disk's answer, e.g. a wrong secret); transport
+ * failures return false with *err.
+ */
+static bool
+ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Hello hello = ACTIVE_PG__HELLO__INIT;
+	ActivePg__Frame *reply = NULL;
+	unsigned char *buf;
+	size_t		total;
+
+	hello.protocol_version = AP_PROTOCOL_VERSION;
+	hello.secret = active_pg_disk_secret != NULL ? active_pg_disk_secret : "";
+	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
+	f.hello = &hello;
+	buf = ap_pack_frame(&f, &total);
+	if (!ap_send_bytes(c, buf, total, deadline, err))
+		return false;
+	pfree(buf);
+
+	for (;;)
+	{
+		int			r = ap_next_frame(set, c, &reply, err);
+		long		ms;
+		int			rc;
+
+		if (r < 0)
+			ApProtocolError(c, *err);
+		if (r > 0)
+			break;
+		r = ap_fill(c, err);
+		if (r < 0)
+		{
+			if (*err == NULL)
+				*err = pstrdup("connection closed during the handshake");
+			return false;
+		}
+		if (r > 0)
+			continue;
+		ms = ap_remaining_ms(deadline);
+		if (ms == 0)
+		{
+			*err = pstrdup("timed out waiting for the handshake reply");
+			return false;
+		}
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_SOCKET_READABLE | WL_LATCH_SET |
+							   WL_EXIT_ON_PM_DEATH | WL_TIMEOUT,
+							   c->sock, ms, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+
+	if (reply->msg_case == ACTIVE_PG__FRAME__MSG_ERROR)
+		ApReportDiskError(c, reply->error);
+	if (reply->msg_case != ACTIVE_PG__FRAME__MSG_HELLO_REPLY)
+		ApProtocolError(c, "The disk did not answer Hello with HelloReply.");
+	if (reply->hello_reply->protocol_version != AP_PROTOCOL_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("active_pg disk %d speaks protocol version %u, expected %u",
+						c->disk, reply->hello_reply->protocol_version, AP_PROTOCOL_VERSION),
+				 errhint("Install diskd and the extension from the same build.")));
+	c->disk_id = reply->hello_reply->disk_id;
+	c->server_version = MemoryContextStrdup(set->cxt,
+											reply->hello_reply->server_version ?
+											reply->hello_reply->server_version : "");
+	ApFreeFrame(set, reply);
+	return true;
+}
+
+/* ---------------- scan connections ---------------- */
+
+/* Connect to every configured disk and handshake; ERROR on any failure. */
+ApConnSet *
+ApConnectAll(MemoryContext cxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	ApDiskAddr *addrs;
+	int			n = ap_get_addrs(&addrs);
+	ApConnSet  *set;
+	TimestampTz deadline;
+	int			i;
+
+	if (n <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("no active_pg disks are configured"),
+				 errhint("Add active_pg to shared_preload_libraries or set active_pg.disks.")));
+
+	set = ap_new_set(cxt, addrs, n);
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   active_pg_connect_timeout_ms);
+	for (i = 0; i < n; i++)
+	{
+		char	   *err = NULL;
+
+		if (!ap_connect(&set->conns[i], &addrs[i], deadline, true, &err))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("could not connect to active_pg disk %d: %s", i, err),
+					 errdetail("The disk's address is %s; tried for %d ms.",
+							   set->conns[i].address, active_pg_connect_timeout_ms),
+					 errhint("Check that the disk daemons are running (SELECT * FROM active_pg.disks()) and the server log.")));
+	}
+	for (i = 0; i < n; i++)
+	{
+		char	   *err = NULL;
+
+		if (!ap_handshake(set, &set->conns[i], deadline, &err))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("could not connect to active_pg disk %d: %s", i, err),
+					 errdetail("The disk's address is %s.", set->conns[i].address)));
+	}
+
+	set->wes = CreateWaitEventSet(cxt, n + 2);
+	for (i = 0; i < n; i++)
+		AddWaitEventToSet(set->wes, WL_SOCKET_READABLE, set->conns[i].sock,
+						  NULL, &set->conns[i]);
+	set->wes_latch_pos = AddWaitEventToSet(set->wes, WL_LATCH_SET, PGINVALID_SOCKET,
+										   MyLatch, NULL);
+	AddWaitEventToSet(set->wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+
+	MemoryContextSwitchTo(oldcxt);
+	return set;
+}
+
+/* ---------------- SQL: active_pg.disks() ---------------- */
+
+/*
+ * One row per configured disk: whether it answers the handshake now, its
+ * disk id and version.  A disk that does not answer is reported, not raised.
+ */
+Datum
+active_pg_disks_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	ApDiskAddr *addrs;
+	ApConnSet  *set;
+	int			n;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "active_pg disks()",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	n = ap_get_addrs(&addrs);
+	set = ap_new_set(cxt, addrs, n);
+
+	for (i = 0; i < n; i++)
+	{
+		ApDiskConn *c = &set->conns[i];
+		TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+														   active_pg_connect_timeout_ms);
+		char	   *err = NULL;
+		bool		alive;
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		alive = ap_connect(c, &addrs[i], deadline, false, &err) &&
+			ap_handshake(set, c, deadline, &err);
+		if (c->sock != PGINVALID_SOCKET)
+		{
+			closesocket(c->sock);
+			c->sock = PGINVALID_SOCKET;
+		}
+		values[0] = Int32GetDatum(i);
+		values[1] = CStringGetTextDatum(c->address);
+		values[2] = BoolGetDatum(alive);
+		if (alive)
+		{
+			values[3] = Int32GetDatum((int32) c->disk_id);
+			values[4] = CStringGetTextDatum(c->server_version);
+		}
+		else
+		{
+			nulls[3] = true;
+			nulls[4] = true;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	return (Datum) 0;
+}
