@@ -14,7 +14,7 @@
  *     can never overflow.  The slot handed to the caller is recycled for the
  *     next unit when the caller asks for the next chunk: while the caller
  *     decodes one buffer the kernel fills the others.
- *   - Buffers are 4096-aligned (O_DIRECT) and registered once; reads use
+ *   - Buffers are page-aligned (O_DIRECT), one mapping, registered once; reads use
  *     read_fixed.  If registration is refused (e.g. RLIMIT_MEMLOCK) plain
  *     reads into the same buffers are used.
  *   - Short reads and -EAGAIN/-EINTR are resubmitted for the remainder; EOF
@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +41,6 @@
 #include "diskd.h"
 
 #define READER_MAX_PARTS		2	/* a unit of <= AP_RELSEG_BLOCKS spans <= 2 segments */
-#define READER_ALIGN			4096
 #define READER_PART_BITS		8	/* user_data = slot << 8 | part */
 
 typedef struct ReadPart
@@ -83,6 +83,8 @@ struct ApReader
 	SegFile    *segs;
 	uint32_t	nslots;
 	ReadSlot   *slots;
+	unsigned char *bufs;		/* one mapping holding every slot's buffer */
+	size_t		bufs_bytes;
 	uint32_t   *ready;			/* FIFO of completed slots (ring of nslots) */
 	uint32_t	ready_head;
 	uint32_t	nready;
@@ -375,14 +377,22 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	iov = calloc(r->nslots, sizeof(struct iovec));
 	if (r->slots == NULL || r->ready == NULL || iov == NULL)
 		goto oom;
+	/*
+	 * One anonymous mapping for all buffers: page-aligned for O_DIRECT, and
+	 * pinned as few pages as possible when registered (RLIMIT_MEMLOCK).
+	 */
+	r->bufs_bytes = (size_t) r->nslots * stripe_pages * AP_BLCKSZ;
+	r->bufs = mmap(NULL, r->bufs_bytes, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->bufs == MAP_FAILED)
+	{
+		r->bufs = NULL;
+		goto oom;
+	}
 	for (i = 0; i < r->nslots; i++)
 	{
-		void	   *buf;
-
-		if (posix_memalign(&buf, READER_ALIGN, (size_t) stripe_pages * AP_BLCKSZ) != 0)
-			goto oom;
-		r->slots[i].buf = buf;
-		iov[i].iov_base = buf;
+		r->slots[i].buf = r->bufs + (size_t) i * stripe_pages * AP_BLCKSZ;
+		iov[i].iov_base = r->slots[i].buf;
 		iov[i].iov_len = (size_t) stripe_pages * AP_BLCKSZ;
 	}
 
@@ -535,13 +545,17 @@ ap_reader_close(ApReader *r)
 			io_uring_cqe_seen(&r->ring, cqe);
 			r->inflight--;
 		}
+		/*
+		 * Unregister explicitly: the ring's own teardown is asynchronous and
+		 * would keep the pages charged to RLIMIT_MEMLOCK while the next scan
+		 * registers its buffers.
+		 */
+		if (r->registered && r->inflight == 0)
+			io_uring_unregister_buffers(&r->ring);
 		io_uring_queue_exit(&r->ring);
 	}
-	if (r->inflight == 0 && r->slots != NULL)
-	{
-		for (i = 0; i < r->nslots; i++)
-			free(r->slots[i].buf);
-	}
+	if (r->inflight == 0 && r->bufs != NULL)
+		munmap(r->bufs, r->bufs_bytes);
 	free(r->slots);
 	free(r->ready);
 	if (r->segs != NULL)

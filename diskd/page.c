@@ -40,7 +40,7 @@ static const uint32_t checksum_base_offsets[CHECKSUM_N_SUMS] = {
 	0xE58F764B, 0x187636BC, 0x5D7B3BB1, 0xE73DE7DE,
 	0x92BEC979, 0xCCA6C0B2, 0x304A0979, 0x85AA43D4,
 	0x783125BB, 0x6CA8EAA2, 0xE407EAC6, 0x4B5CFC3E,
-	0x9FBF8C76, 0x15CA20BE, 0xF2CA9FFF, 0x3AD2B9ED
+	0x9FBF8C76, 0x15CA20BE, 0xF2CA9FD3, 0x959BD756
 };
 
 /* Read a little-endian u16 at an arbitrary (possibly unaligned) offset. */

@@ -228,6 +228,17 @@ ap_get_addrs(ApDiskAddr **out)
 	return n;
 }
 
+/* Number of disks a scan would use now; for EXPLAIN, which contacts none. */
+int
+ApConfiguredDiskCount(void)
+{
+	ApDiskAddr *addrs;
+	int			n = ap_get_addrs(&addrs);
+
+	pfree(addrs);
+	return n;
+}
+
 /* ---------------- connection set lifetime ---------------- */
 
 /* protobuf-c allocator in the set's memory context. */

@@ -77,6 +77,9 @@ typedef struct ApConnSet
 	int			wes_latch_pos;
 } ApConnSet;
 
+/* Number of disks a scan would use now (0 if none is configured). */
+int			ApConfiguredDiskCount(void);
+
 /* Connect to every configured disk and handshake; ERROR on failure. */
 ApConnSet  *ApConnectAll(MemoryContext cxt);
 

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "active_pg.h"
@@ -86,13 +87,18 @@ ApGucInit(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.ndisks",
-							"Number of disk daemons the launcher starts.",
-							"Ignored when active_pg.disks is set.",
-							&active_pg_ndisks,
-							AP_NDISKS_DEFAULT, AP_NDISKS_MIN, AP_NDISKS_MAX,
-							PGC_POSTMASTER, 0,
-							NULL, NULL, NULL);
+	/*
+	 * PostgreSQL refuses (FATAL) to define a PGC_POSTMASTER variable after
+	 * start-up; without preloading there is no launcher, so no ndisks either.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("active_pg.ndisks",
+								"Number of disk daemons the launcher starts.",
+								"Ignored when active_pg.disks is set.",
+								&active_pg_ndisks,
+								AP_NDISKS_DEFAULT, AP_NDISKS_MIN, AP_NDISKS_MAX,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.stripe_pages",
 							"Stripe unit in pages: unit u of a relation belongs to disk u mod ndisks.",

@@ -32,6 +32,9 @@
  *	  which has the same three-valued result).
  *	- Pseudoconstant clauses (no Vars) are never shipped: the planner turns
  *	  them into a gating Result above the scan.
+ *	- Programs the disk would refuse are never built: the encoded tree stays
+ *	  within AP_MAX_EXPR_DEPTH and AP_MAX_EXPR_NODES (proto/ap_wire.h); quals
+ *	  beyond the budget stay on the host.
  *
  * Row-level security and security-barrier views.  The disk evaluates its
  * quals before the host quals; for tuples the disk hands back (fallback) the
@@ -44,8 +47,10 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "catalog/pg_collation_d.h"
 #include "catalog/pg_type_d.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
@@ -116,9 +121,23 @@ typedef struct ApShipContext
 {
 	PlannerInfo *root;
 	RelOptInfo *baserel;
+	int			depth;			/* depth of the current node once encoded */
+	int64		nodes;			/* protobuf Expr nodes the encoding will have */
 } ApShipContext;
 
 static bool ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind);
+
+/* Check a child that the encoding places levels below the current node. */
+static bool
+ap_arg_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind, int levels)
+{
+	bool		ok;
+
+	ctx->depth += levels;
+	ok = ap_shippable(node, ctx, kind);
+	ctx->depth -= levels;
+	return ok;
+}
 
 /* Map a type oid to the kind the disk knows, or AP_TYPE_OTHER. */
 static ApTypeKind
@@ -276,13 +295,19 @@ ap_saop_shippable(ScalarArrayOpExpr *saop, ApShipContext *ctx)
 	ApTypeKind	left;
 	ApTypeKind	elem_kind;
 	Oid			elem_type;
+	int64		nodes_before = ctx->nodes;
+	int64		scalar_nodes;
+	int			nelems = 0;
 
 	if (list_length(saop->args) != 2)
 		return false;
 	scalar = linitial(saop->args);
 	array = lsecond(saop->args);
-	if (!ap_shippable(scalar, ctx, &left))
+
+	/* encoded as OR/AND (this node) -> comparison -> scalar and element */
+	if (!ap_arg_shippable(scalar, ctx, &left, 2))
 		return false;
+	scalar_nodes = ctx->nodes - nodes_before;
 
 	elem_type = get_element_type(exprType(array));
 	if (!OidIsValid(elem_type))
@@ -299,8 +324,11 @@ ap_saop_shippable(ScalarArrayOpExpr *saop, ApShipContext *ctx)
 		{
 			ArrayType  *arr = DatumGetArrayTypeP(c->constvalue);
 
-			if (ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr)) > AP_SAOP_ELEMENTS_MAX)
+			nelems = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+			if (nelems > AP_SAOP_ELEMENTS_MAX)
 				return false;
+			/* one constant per element */
+			ctx->nodes += nelems;
 		}
 	}
 	else if (IsA(array, ArrayExpr))
@@ -308,17 +336,24 @@ ap_saop_shippable(ScalarArrayOpExpr *saop, ApShipContext *ctx)
 		ArrayExpr  *ae = (ArrayExpr *) array;
 		ListCell   *lc;
 
-		if (ae->multidims || list_length(ae->elements) > AP_SAOP_ELEMENTS_MAX)
+		nelems = list_length(ae->elements);
+		if (ae->multidims || nelems > AP_SAOP_ELEMENTS_MAX)
 			return false;
 		foreach(lc, ae->elements)
 		{
 			ApTypeKind	k;
 
-			if (!ap_shippable(lfirst(lc), ctx, &k) || k != elem_kind)
+			if (!ap_arg_shippable(lfirst(lc), ctx, &k, 2) ||
+				ap_kind_family(k) != ap_kind_family(elem_kind))
 				return false;
 		}
 	}
 	else
+		return false;
+
+	/* one comparison per element, each with its own copy of the scalar */
+	ctx->nodes += nelems + (nelems - 1) * scalar_nodes;
+	if (ctx->nodes > AP_MAX_EXPR_NODES)
 		return false;
 
 	set_sa_opfuncid(saop);
@@ -337,6 +372,11 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 
 	/* deep boolean trees are legal SQL; never overflow the stack on them */
 	check_stack_depth();
+
+	/* the disk refuses programs beyond these limits (proto/ap_wire.h) */
+	if (!IsA(node, RelabelType) &&
+		(ctx->depth > AP_MAX_EXPR_DEPTH || ++ctx->nodes > AP_MAX_EXPR_NODES))
+		return false;
 
 	switch (nodeTag(node))
 	{
@@ -392,8 +432,8 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 
 				if (list_length(op->args) != 2)
 					return false;
-				if (!ap_shippable(linitial(op->args), ctx, &left) ||
-					!ap_shippable(lsecond(op->args), ctx, &right))
+				if (!ap_arg_shippable(linitial(op->args), ctx, &left, 1) ||
+					!ap_arg_shippable(lsecond(op->args), ctx, &right, 1))
 					return false;
 				set_opfuncid(op);
 				if (!ap_comparison_ok(op->opfuncid, op->inputcollid, left, right))
@@ -418,7 +458,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				{
 					ApTypeKind	k;
 
-					if (!ap_shippable(lfirst(lc), ctx, &k) || k != AP_TYPE_BOOL)
+					if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) || k != AP_TYPE_BOOL)
 						return false;
 				}
 				*kind = AP_TYPE_BOOL;
@@ -432,7 +472,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				/* row-valued IS NULL looks at each field: not ours */
 				if (nt->argisrow)
 					return false;
-				if (!ap_shippable((Node *) nt->arg, ctx, &k))
+				if (!ap_arg_shippable((Node *) nt->arg, ctx, &k, 1))
 					return false;
 				*kind = AP_TYPE_BOOL;
 				return true;
@@ -442,7 +482,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				BooleanTest *bt = (BooleanTest *) node;
 				ApTypeKind	k;
 
-				if (!ap_shippable((Node *) bt->arg, ctx, &k) || k != AP_TYPE_BOOL)
+				if (!ap_arg_shippable((Node *) bt->arg, ctx, &k, 1) || k != AP_TYPE_BOOL)
 					return false;
 				*kind = AP_TYPE_BOOL;
 				return true;
@@ -453,18 +493,33 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 	}
 }
 
-/* Can a disk evaluate this boolean expression exactly? */
-bool
-ApIsShippableExpr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr)
+/*
+ * Check one qual; *nodes is the size of its encoding.  Its root is placed at
+ * depth 2, below the AND that joins several disk quals.
+ */
+static bool
+ap_qual_shippable(PlannerInfo *root, RelOptInfo *baserel, Expr *expr, int64 *nodes)
 {
 	ApShipContext ctx;
 	ApTypeKind	kind;
 
 	ctx.root = root;
 	ctx.baserel = baserel;
-	if (!ap_shippable((Node *) expr, &ctx, &kind))
+	ctx.depth = 2;
+	ctx.nodes = 0;
+	if (!ap_shippable((Node *) expr, &ctx, &kind) || kind != AP_TYPE_BOOL)
 		return false;
-	return kind == AP_TYPE_BOOL;
+	*nodes = ctx.nodes;
+	return true;
+}
+
+/* Can a disk evaluate this boolean expression exactly? */
+bool
+ApIsShippableExpr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr)
+{
+	int64		nodes;
+
+	return ap_qual_shippable(root, baserel, expr, &nodes);
 }
 
 /* Split RestrictInfos into disk and host lists, keeping their order. */
@@ -475,22 +530,31 @@ ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictin
 	int			n = list_length(restrictinfos);
 	bool	   *shippable = palloc0(sizeof(bool) * Max(n, 1));
 	Index		host_level_min = UINT_MAX;
+	int64		program_nodes = 1;	/* the AND joining the disk quals */
 	ListCell   *lc;
 
 	*disk = NIL;
 	*host = NIL;
 
-	/* first pass: what the walker accepts, and the lowest level left behind */
+	/*
+	 * First pass: what the walker accepts within the program's size limit,
+	 * and the lowest security level left behind.
+	 */
 	foreach(lc, restrictinfos)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		int64		nodes;
+		bool		ok;
 
 		if (ri->pseudoconstant)
 			continue;
-		shippable[foreach_current_index(lc)] =
-			ApIsShippableExpr(root, baserel, ri->clause);
-		if (!shippable[foreach_current_index(lc)])
+		ok = ap_qual_shippable(root, baserel, ri->clause, &nodes) &&
+			program_nodes + nodes <= AP_MAX_EXPR_NODES;
+		if (ok)
+			program_nodes += nodes;
+		else
 			host_level_min = Min(host_level_min, ri->security_level);
+		shippable[foreach_current_index(lc)] = ok;
 	}
 
 	/*

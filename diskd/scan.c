@@ -1,0 +1,746 @@
+/*
+ * scan.c
+ *	  One scan: validate the request, read this disk's stripe units, decide
+ *	  visibility, filter, project, and ship rows, fallbacks and statistics.
+ *
+ * Rules of this file:
+ *   - Every field of the request is checked before anything is allocated for
+ *     it; a bad field is Error AP_ERR_BAD_REQUEST naming the field.  The
+ *     client never sends a path: ap_relpath builds it from oids.
+ *   - The disk only ever ships what it decided exactly.  A tuple whose
+ *     visibility stays undecided, whose header or attributes cannot be
+ *     decoded, or whose filter cannot be evaluated goes to the host as a TID;
+ *     a page failing structural or checksum checks goes as a whole block.
+ *   - Xids the hint bits and snapshot cannot decide are asked per page, all
+ *     at once, deduplicated (one XidStatusRequest, one reply); answers are
+ *     cached for the rest of the scan.  While waiting, Cancel or EOF ends the
+ *     scan.  The reply is checked against the question.
+ *   - A scan ends with exactly one Done or Error frame (unless the connection
+ *     is gone), after all rows and fallbacks have been flushed.  All per-scan
+ *     memory is released at the single cleanup label, whatever the exit.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "diskd.h"
+
+#define SCAN_FALLBACK_BATCH		8192	/* TIDs or blocks per Fallback frame */
+#define SCAN_XID_ROUNDS_MAX		4		/* xmin, then xmax, then slack */
+#define SCAN_XIDCACHE_INIT		1024
+#define SCAN_MAX_ITEMS			((AP_BLCKSZ - AP_PAGE_HEADER_BYTES) / AP_ITEMID_BYTES)
+#define SCAN_DEFAULT_TABLESPACE	1663
+#define SCAN_GLOBAL_TABLESPACE	1664
+#define SCAN_TBLSPC_PREFIX		"PG_15_"
+
+/* vis[] value of an item whose header could not be read */
+#define SCAN_VIS_BAD_HEADER		0xFF
+
+typedef struct Scan
+{
+	ApConn	   *c;
+	const ActivePg__ScanRequest *req;
+	uint32_t	batch_bytes;
+	uint32_t	queue_depth;
+	char		relpath[1024];
+
+	ApTupleDesc desc;
+	ApSnapshot	snap;
+	ApXidCache	cache;
+	bool		cache_ok;
+	ApProgram	prog;
+	bool		prog_ok;
+	ApReader   *reader;
+	ApRowBuf	rows;
+	bool		rows_ok;
+	ApValue    *values;			/* max(prog.max_attno, 1) entries */
+
+	uint64_t   *tids;			/* pending Fallback.tids */
+	uint32_t	ntids;
+	uint32_t   *fb_blocks;		/* pending Fallback.blocks */
+	uint32_t	nfb_blocks;
+
+	uint32_t	need[SCAN_MAX_ITEMS * 2];	/* this page's unresolved xids */
+	uint32_t	nneed;
+	uint32_t	need_sorted[SCAN_MAX_ITEMS * 2];
+	uint8_t		need_seen[SCAN_MAX_ITEMS * 2];
+	uint8_t		vis[SCAN_MAX_ITEMS + 1];	/* ApVis per offset number */
+
+	ActivePg__ScanStats stats;
+
+	/* how the scan ends: err_code != 0 sends Error instead of Done */
+	uint32_t	err_code;
+	char		err_msg[512];
+	bool		close_conn;		/* protocol violation: close after the Error */
+} Scan;
+
+/* Microseconds of a monotonic clock. */
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Record why the scan stops (first reason wins); always returns -1. */
+static int
+scan_fail(Scan *s, uint32_t code, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (s->err_code != AP_ERR_NONE)
+		return -1;
+	s->err_code = code;
+	va_start(ap, fmt);
+	vsnprintf(s->err_msg, sizeof(s->err_msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Send one frame, counting its bytes; -1 if the connection is gone. */
+static int
+scan_send(Scan *s, const ActivePg__Frame *frame)
+{
+	size_t		bytes = active_pg__frame__get_packed_size(frame) + AP_FRAME_HEADER_BYTES;
+	int			rc = ap_conn_send(s->c, frame);
+
+	if (rc < 0)
+	{
+		/* nothing more can reach the host; unwind without an Error frame */
+		s->close_conn = true;
+		return scan_fail(s, AP_ERR_INTERNAL, "send failed: %s", strerror(-rc));
+	}
+	s->stats.bytes_shipped += bytes;
+	return 0;
+}
+
+/* Ship the buffered rows as one RowBatch. */
+static int
+flush_rows(Scan *s)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__RowBatch batch = ACTIVE_PG__ROW_BATCH__INIT;
+
+	if (s->rows.nrows == 0)
+		return 0;
+	batch.nrows = s->rows.nrows;
+	batch.rows.len = s->rows.len;
+	batch.rows.data = s->rows.data;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_ROWS;
+	frame.rows = &batch;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+	s->stats.rows_shipped += s->rows.nrows;
+	ap_rowbuf_reset(&s->rows);
+	return 0;
+}
+
+/* Ship the pending TIDs and blocks as one Fallback frame. */
+static int
+flush_fallback(Scan *s)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Fallback fb = ACTIVE_PG__FALLBACK__INIT;
+
+	if (s->ntids == 0 && s->nfb_blocks == 0)
+		return 0;
+	fb.n_tids = s->ntids;
+	fb.tids = s->tids;
+	fb.n_blocks = s->nfb_blocks;
+	fb.blocks = s->fb_blocks;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_FALLBACK;
+	frame.fallback = &fb;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+	s->ntids = 0;
+	s->nfb_blocks = 0;
+	return 0;
+}
+
+/* Hand one tuple to the host. */
+static int
+fallback_tid(Scan *s, uint32_t blkno, int off)
+{
+	s->tids[s->ntids++] = AP_TID_PACK(blkno, off);
+	s->stats.tuples_fallback++;
+	return s->ntids == SCAN_FALLBACK_BATCH ? flush_fallback(s) : 0;
+}
+
+/* Hand a whole block to the host. */
+static int
+fallback_block(Scan *s, uint32_t blkno)
+{
+	s->fb_blocks[s->nfb_blocks++] = blkno;
+	s->stats.pages_fallback++;
+	return s->nfb_blocks == SCAN_FALLBACK_BATCH ? flush_fallback(s) : 0;
+}
+
+/* qsort/bsearch comparator for xids by raw value. */
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t	x = *(const uint32_t *) a;
+	uint32_t	y = *(const uint32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Check the host's answer is exactly about the xids we asked; 0 or -1 (protocol error). */
+static int
+check_xid_reply(Scan *s, const ActivePg__XidStatusReply *reply)
+{
+	size_t		i;
+
+	if (reply->n_xids != s->nneed || reply->n_status != s->nneed)
+		return scan_fail(s, AP_ERR_PROTOCOL,
+						 "XidStatusReply answers %zu xids with %zu statuses, %u were asked",
+						 reply->n_xids, reply->n_status, s->nneed);
+	memcpy(s->need_sorted, s->need, s->nneed * sizeof(uint32_t));
+	qsort(s->need_sorted, s->nneed, sizeof(uint32_t), cmp_u32);
+	memset(s->need_seen, 0, s->nneed);
+	for (i = 0; i < reply->n_xids; i++)
+	{
+		uint32_t   *hit = bsearch(&reply->xids[i], s->need_sorted, s->nneed,
+								  sizeof(uint32_t), cmp_u32);
+
+		if (hit == NULL || s->need_seen[hit - s->need_sorted]++)
+			return scan_fail(s, AP_ERR_PROTOCOL,
+							 "XidStatusReply: xid %u was not asked or is answered twice",
+							 reply->xids[i]);
+		if (reply->status[i] < AP_XID_COMMITTED || reply->status[i] > AP_XID_CURRENT)
+			return scan_fail(s, AP_ERR_PROTOCOL, "XidStatusReply: invalid status %u for xid %u",
+							 reply->status[i], reply->xids[i]);
+	}
+	return 0;
+}
+
+/* Ask the host about s->need[], wait for the answer, and cache it. */
+static int
+resolve_xids(Scan *s)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__XidStatusRequest xr = ACTIVE_PG__XID_STATUS_REQUEST__INIT;
+	ActivePg__Frame *f;
+	int			rc;
+	size_t		i;
+
+	xr.n_xids = s->nneed;
+	xr.xids = s->need;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_XID_REQUEST;
+	frame.xid_request = &xr;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+
+	rc = ap_conn_recv(s->c, &f, -1);
+	if (rc < 0)
+	{
+		/* EOF or a malformed frame: conn.c already answered if it could */
+		s->close_conn = true;
+		return scan_fail(s, AP_ERR_PROTOCOL, "connection lost waiting for XidStatusReply");
+	}
+	switch (f->msg_case)
+	{
+		case ACTIVE_PG__FRAME__MSG_XID_REPLY:
+			rc = check_xid_reply(s, f->xid_reply);
+			if (rc < 0)
+			{
+				s->close_conn = true;
+				break;
+			}
+			for (i = 0; i < f->xid_reply->n_xids && rc == 0; i++)
+			{
+				if (ap_xidcache_put(&s->cache, f->xid_reply->xids[i],
+									(int) f->xid_reply->status[i]) < 0)
+					rc = scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory caching xid statuses");
+			}
+			s->stats.xids_resolved += s->nneed;
+			break;
+		case ACTIVE_PG__FRAME__MSG_CANCEL:
+			rc = scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
+			break;
+		default:
+			s->close_conn = true;
+			rc = scan_fail(s, AP_ERR_PROTOCOL,
+						   "unexpected frame (type %d) while waiting for XidStatusReply",
+						   (int) f->msg_case);
+			break;
+	}
+	active_pg__frame__free_unpacked(f, NULL);
+	return rc;
+}
+
+/* Add xid to this page's question unless it is already there. */
+static void
+need_xid(Scan *s, uint32_t xid)
+{
+	uint32_t	i;
+
+	/* pages usually share one or two xids, so a linear probe is cheapest */
+	for (i = 0; i < s->nneed; i++)
+	{
+		if (s->need[i] == xid)
+			return;
+	}
+	s->need[s->nneed++] = xid;
+}
+
+/* The tuple at line pointer off, or NULL if the pointer leaves the page. */
+static const unsigned char *
+page_tuple(const unsigned char *page, int off, unsigned *flags, uint32_t *len)
+{
+	unsigned	lp_off;
+	unsigned	lp_len;
+
+	ap_page_item(page, off, flags, &lp_off, &lp_len);
+	*len = lp_len;
+	if (*flags != AP_LP_NORMAL)
+		return NULL;
+	if (lp_off < AP_PAGE_HEADER_BYTES || lp_len < AP_TUPLE_HEADER_MIN ||
+		lp_off + lp_len > AP_BLCKSZ)
+		return NULL;
+	return page + lp_off;
+}
+
+/*
+ * Decide visibility of every normal item of a not-all-visible page into
+ * s->vis[], asking the host about xids until no item needs one (bounded).
+ */
+static int
+decide_page_visibility(Scan *s, const unsigned char *page, int nitems)
+{
+	int			round;
+
+	for (round = 0;; round++)
+	{
+		int			off;
+
+		s->nneed = 0;
+		for (off = 1; off <= nitems; off++)
+		{
+			const unsigned char *tup;
+			ApTupleHeader hdr;
+			unsigned	flags;
+			uint32_t	len;
+			uint32_t	xid = 0;
+			ApVis		v;
+
+			tup = page_tuple(page, off, &flags, &len);
+			if (flags != AP_LP_NORMAL)
+				continue;
+			if (tup == NULL || ap_tuple_header(tup, len, &hdr) != AP_OK)
+			{
+				s->vis[off] = SCAN_VIS_BAD_HEADER;
+				continue;
+			}
+			v = ap_tuple_visibility(&hdr, &s->snap, &s->cache, &xid);
+			s->vis[off] = (uint8_t) v;
+			if (v == AP_VIS_NEED_XID)
+				need_xid(s, xid);
+		}
+		/* after the last round, leftover NEED_XID items go to the host */
+		if (s->nneed == 0 || round == SCAN_XID_ROUNDS_MAX)
+			return 0;
+		if (resolve_xids(s) < 0)
+			return -1;
+	}
+}
+
+/* Visibility, decoding, filter and projection of one page. */
+static int
+scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
+{
+	ApPageStatus st;
+	bool		all_visible;
+	int			nitems;
+	int			off;
+
+	st = ap_page_check(page, blkno, s->req->data_checksums);
+	if (st == AP_PAGE_NEW)
+		return 0;
+	if (st != AP_PAGE_OK)
+		return fallback_block(s, blkno);
+
+	nitems = ap_page_nitems(page);
+	if (nitems > (int) SCAN_MAX_ITEMS)
+		return fallback_block(s, blkno);	/* ap_page_check should have said so */
+	all_visible = ap_page_all_visible(page);
+	if (!all_visible && decide_page_visibility(s, page, nitems) < 0)
+		return -1;
+
+	for (off = 1; off <= nitems; off++)
+	{
+		const unsigned char *tup;
+		ApTupleHeader hdr;
+		unsigned	flags;
+		uint32_t	len;
+		ApTri		pass;
+		int			v;
+
+		tup = page_tuple(page, off, &flags, &len);
+		if (flags != AP_LP_NORMAL)
+			continue;
+		s->stats.tuples_seen++;
+		if (tup == NULL || ap_tuple_header(tup, len, &hdr) != AP_OK)
+		{
+			if (fallback_tid(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
+		/* PD_ALL_VISIBLE: every tuple is visible to every snapshot still running */
+		v = all_visible ? AP_VIS_VISIBLE : s->vis[off];
+		if (v == AP_VIS_INVISIBLE)
+			continue;
+		if (v != AP_VIS_VISIBLE)
+		{
+			if (fallback_tid(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
+		s->stats.tuples_visible++;
+
+		if (s->prog.max_attno > 0 &&
+			ap_tuple_deform(&s->desc, tup, len, &hdr, s->prog.max_attno, s->values) != AP_OK)
+		{
+			if (fallback_tid(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
+		pass = s->prog.filter ? ap_program_filter(&s->prog, s->values) : AP_TRUE;
+		if (pass == AP_TRI_FALLBACK)
+		{
+			if (fallback_tid(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
+		if (pass != AP_TRUE)
+			continue;
+		s->stats.tuples_passed++;
+		if (ap_rowbuf_append(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
+							 s->values) < 0)
+			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
+		if (s->rows.len >= s->batch_bytes && flush_rows(s) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Check one column descriptor and convert it; 0 or -1 with the error set. */
+static int
+check_column(Scan *s, size_t i, const ActivePg__Column *col, ApColumn *out)
+{
+	if (col->attlen == 0 || col->attlen < -2 || col->attlen > AP_BLCKSZ)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns[%zu].attlen: %d is invalid", i, col->attlen);
+	if (col->attalign != 'c' && col->attalign != 's' &&
+		col->attalign != 'i' && col->attalign != 'd')
+		return scan_fail(s, AP_ERR_BAD_REQUEST,
+						 "columns[%zu].attalign: %u is not one of 'c', 's', 'i', 'd'",
+						 i, col->attalign);
+	if (col->attbyval && col->attlen != 1 && col->attlen != 2 &&
+		col->attlen != 4 && col->attlen != 8)
+		return scan_fail(s, AP_ERR_BAD_REQUEST,
+						 "columns[%zu].attbyval: set for attlen %d", i, col->attlen);
+	if (col->type_kind >= AP_TYPE_KIND_COUNT)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns[%zu].type_kind: %u is unknown",
+						 i, col->type_kind);
+	out->attlen = (int16_t) col->attlen;
+	out->attalign = (char) col->attalign;
+	out->attbyval = col->attbyval;
+	out->attisdropped = col->attisdropped;
+	out->type_kind = (uint8_t) col->type_kind;
+	return 0;
+}
+
+/* Copy and sort one xid array of the snapshot; 0 or -1 with the error set. */
+static int
+copy_xids(Scan *s, const uint32_t *src, size_t n, uint32_t **dst)
+{
+	*dst = malloc((n > 0 ? n : 1) * sizeof(uint32_t));
+	if (*dst == NULL)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory copying the snapshot");
+	if (n > 0)
+		memcpy(*dst, src, n * sizeof(uint32_t));
+	qsort(*dst, n, sizeof(uint32_t), cmp_u32);
+	return 0;
+}
+
+/* Number of stripe units of this request that belong to its disk. */
+static uint64_t
+units_of_disk(const ActivePg__ScanRequest *req)
+{
+	uint64_t	total = ((uint64_t) req->nblocks + req->stripe_pages - 1) / req->stripe_pages;
+
+	if (total <= req->disk_id)
+		return 0;
+	return (total - req->disk_id + req->ndisks - 1) / req->ndisks;
+}
+
+/* Check the request's geometry and limits; 0 or -1 with the error set. */
+static int
+check_request(Scan *s)
+{
+	const ActivePg__ScanRequest *req = s->req;
+	const ActivePg__RelLocator *rel = req->rel;
+	uint64_t	slots;
+	uint64_t	need_bytes;
+
+	if (rel == NULL)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: missing");
+	if (rel->spc_oid == 0 || rel->db_oid == 0 || rel->rel_number == 0)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: spc_oid, db_oid and rel_number must be valid oids");
+	if (rel->spc_oid == SCAN_GLOBAL_TABLESPACE)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: shared relations (pg_global) are not scanned at the disks");
+	if (req->ndisks < 1 || req->ndisks > AP_NDISKS_MAX)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "ndisks: %u is not in 1..%u", req->ndisks, AP_NDISKS_MAX);
+	if (req->disk_id >= req->ndisks)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "disk_id: %u is not below ndisks %u",
+						 req->disk_id, req->ndisks);
+	if (req->stripe_pages < 1 || req->stripe_pages > AP_STRIPE_PAGES_MAX)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "stripe_pages: %u is not in 1..%u",
+						 req->stripe_pages, AP_STRIPE_PAGES_MAX);
+	if (req->n_columns > AP_MAX_COLUMNS)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns: %zu columns exceed the maximum of %u",
+						 req->n_columns, AP_MAX_COLUMNS);
+	if (req->batch_bytes > AP_BATCH_BYTES_MAX)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "batch_bytes: %u exceeds the maximum of %u",
+						 req->batch_bytes, AP_BATCH_BYTES_MAX);
+	s->batch_bytes = req->batch_bytes ? req->batch_bytes : AP_BATCH_BYTES_DEFAULT;
+	if (req->queue_depth != 0 &&
+		(req->queue_depth < AP_QUEUE_DEPTH_MIN || req->queue_depth > AP_QUEUE_DEPTH_MAX))
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "queue_depth: %u is not 0 or in %u..%u",
+						 req->queue_depth, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX);
+	s->queue_depth = req->queue_depth ? req->queue_depth : diskd_config.queue_depth;
+	if (req->snapshot == NULL)
+		return scan_fail(s, AP_ERR_BAD_REQUEST, "snapshot: missing");
+
+	/* Memory actually committed: one buffer per unit in flight plus the batch. */
+	slots = units_of_disk(req);
+	if (slots > s->queue_depth)
+		slots = s->queue_depth;
+	need_bytes = slots * req->stripe_pages * (uint64_t) AP_BLCKSZ + s->batch_bytes;
+	if (need_bytes > diskd_config.memory_bytes)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
+						 "scan needs %llu kB (%u buffers x stripe_pages %u x 8 kB + batch_bytes %u), the per-scan budget is %llu kB",
+						 (unsigned long long) (need_bytes >> 10), (unsigned) slots,
+						 req->stripe_pages, s->batch_bytes,
+						 (unsigned long long) (diskd_config.memory_bytes >> 10));
+	return 0;
+}
+
+/* Build descriptor, snapshot, program and buffers; 0 or -1 with the error set. */
+static int
+prepare_scan(Scan *s)
+{
+	static const ActivePg__Program empty_program = ACTIVE_PG__PROGRAM__INIT;
+	const ActivePg__ScanRequest *req = s->req;
+	const ActivePg__Snapshot *snap = req->snapshot;
+	size_t		i;
+	int			rc;
+
+	s->desc.natts = (int) req->n_columns;
+	s->desc.cols = calloc(req->n_columns > 0 ? req->n_columns : 1, sizeof(ApColumn));
+	if (s->desc.cols == NULL)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	for (i = 0; i < req->n_columns; i++)
+	{
+		if (check_column(s, i, req->columns[i], &s->desc.cols[i]) < 0)
+			return -1;
+	}
+
+	s->snap.xmin = snap->xmin;
+	s->snap.xmax = snap->xmax;
+	s->snap.xcnt = (uint32_t) snap->n_xip;
+	s->snap.subxcnt = (uint32_t) snap->n_subxip;
+	s->snap.suboverflowed = snap->suboverflowed;
+	if (copy_xids(s, snap->xip, snap->n_xip, &s->snap.xip) < 0 ||
+		copy_xids(s, snap->subxip, snap->n_subxip, &s->snap.subxip) < 0)
+		return -1;
+
+	rc = ap_program_compile(req->program ? req->program : &empty_program, &s->desc, &s->prog);
+	if (rc != 0)
+		return scan_fail(s, (uint32_t) rc, "program: %s", s->prog.error);
+	s->prog_ok = true;
+
+	s->values = calloc(s->prog.max_attno > 0 ? s->prog.max_attno : 1, sizeof(ApValue));
+	s->tids = malloc(SCAN_FALLBACK_BATCH * sizeof(uint64_t));
+	s->fb_blocks = malloc(SCAN_FALLBACK_BATCH * sizeof(uint32_t));
+	if (s->values == NULL || s->tids == NULL || s->fb_blocks == NULL)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	if (ap_xidcache_init(&s->cache, SCAN_XIDCACHE_INIT) < 0)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	s->cache_ok = true;
+	/* room for a full batch plus the row that crosses the threshold */
+	if (ap_rowbuf_init(&s->rows, s->batch_bytes + 2 * AP_BLCKSZ) < 0)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	s->rows_ok = true;
+	return 0;
+}
+
+/* Read this disk's units and scan every page, checking for Cancel between chunks. */
+static int
+scan_units(Scan *s)
+{
+	const ActivePg__ScanRequest *req = s->req;
+	/* the request asks for O_DIRECT; a daemon started with --buffered never uses it */
+	bool		direct = req->direct_io && diskd_config.direct_io_default;
+	char		errbuf[512];
+	int			err;
+	int			rc;
+
+	s->reader = ap_reader_open(s->relpath, req->nblocks, req->ndisks, req->stripe_pages,
+							   req->disk_id, s->queue_depth, direct,
+							   &err, errbuf, sizeof(errbuf));
+	if (s->reader == NULL)
+		return scan_fail(s, (uint32_t) err, "%s", errbuf);
+
+	for (;;)
+	{
+		ApChunk		chunk;
+		uint32_t	i;
+
+		rc = ap_reader_next(s->reader, &chunk, errbuf, sizeof(errbuf));
+		if (rc == 0)
+			break;
+		if (rc < 0)
+		{
+			diskd_log("WARNING", "scan %llu: %s", (unsigned long long) req->scan_id, errbuf);
+			return scan_fail(s, AP_ERR_IO, "%s", errbuf);
+		}
+		s->stats.io_us += chunk.io_us;
+		s->stats.units_done++;
+		for (i = 0; i < chunk.nblocks; i++)
+		{
+			s->stats.pages_read++;
+			s->stats.bytes_read += AP_BLCKSZ;
+			if (scan_page(s, chunk.data + (size_t) i * AP_BLCKSZ, chunk.first_block + i) < 0)
+				return -1;
+		}
+		if (ap_conn_cancel_requested(s->c))
+			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
+	}
+	if (flush_rows(s) < 0 || flush_fallback(s) < 0)
+		return -1;
+	return 0;
+}
+
+/* Build "<data_dir-relative path>" for a locator; -1 if invalid. */
+int
+ap_relpath(const ActivePg__RelLocator *loc, char *buf, size_t buflen)
+{
+	char		dirpath[64];
+	char		verdir[256];
+	DIR		   *dir;
+	struct dirent *de;
+	int			nfound = 0;
+	int			n;
+
+	if (loc == NULL || loc->spc_oid == 0 || loc->db_oid == 0 || loc->rel_number == 0 ||
+		loc->spc_oid == SCAN_GLOBAL_TABLESPACE)
+		return -1;
+	if (loc->spc_oid == SCAN_DEFAULT_TABLESPACE)
+	{
+		n = snprintf(buf, buflen, "base/%u/%u", loc->db_oid, loc->rel_number);
+		return (n < 0 || (size_t) n >= buflen) ? -1 : 0;
+	}
+
+	/* pg_tblspc/<oid> holds one version directory per major version using it */
+	snprintf(dirpath, sizeof(dirpath), "pg_tblspc/%u", loc->spc_oid);
+	dir = opendir(dirpath);
+	if (dir == NULL)
+		return -1;
+	while ((de = readdir(dir)) != NULL)
+	{
+		if (strncmp(de->d_name, SCAN_TBLSPC_PREFIX, strlen(SCAN_TBLSPC_PREFIX)) == 0 &&
+			strlen(de->d_name) < sizeof(verdir))
+		{
+			strcpy(verdir, de->d_name);
+			nfound++;
+		}
+	}
+	closedir(dir);
+	if (nfound != 1)
+		return -1;
+	n = snprintf(buf, buflen, "%s/%s/%u/%u", dirpath, verdir, loc->db_oid, loc->rel_number);
+	return (n < 0 || (size_t) n >= buflen) ? -1 : 0;
+}
+
+/*
+ * Run one scan for the request; sends RowBatch/Fallback/XidStatusRequest
+ * frames and finally Done or Error.  Returns 0 if the connection is still
+ * usable, -1 if it must be closed.
+ */
+int
+ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
+{
+	Scan	   *s;
+	uint64_t	t0 = now_us();
+	int			rc;
+
+	s = calloc(1, sizeof(Scan));
+	if (s == NULL)
+	{
+		rc = ap_conn_send_error(c, AP_ERR_OUT_OF_MEMORY, "out of memory starting a scan");
+		return rc == 0 ? 0 : -1;
+	}
+	s->c = c;
+	s->req = req;
+	active_pg__scan_stats__init(&s->stats);
+
+	if (check_request(s) < 0)
+		goto done;
+	if (ap_relpath(req->rel, s->relpath, sizeof(s->relpath)) < 0)
+	{
+		scan_fail(s, AP_ERR_NO_RELATION, "rel: tablespace %u has no %s* directory",
+				  req->rel->spc_oid, SCAN_TBLSPC_PREFIX);
+		goto done;
+	}
+	if (prepare_scan(s) < 0)
+		goto done;
+	(void) scan_units(s);
+
+done:
+	/* release the reader's buffers before the final frame leaves */
+	ap_reader_close(s->reader);
+	s->reader = NULL;
+	s->stats.wall_us = now_us() - t0;
+	s->stats.compute_us = s->stats.wall_us > s->stats.io_us ?
+		s->stats.wall_us - s->stats.io_us : 0;
+
+	if (s->err_code != AP_ERR_NONE)
+	{
+		/* after a failed send nothing reaches the host; ap_conn_send says so */
+		rc = ap_conn_send_error(c, s->err_code, "%s", s->err_msg);
+	}
+	else
+	{
+		ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+		ActivePg__Done done = ACTIVE_PG__DONE__INIT;
+
+		done.stats = &s->stats;
+		frame.msg_case = ACTIVE_PG__FRAME__MSG_DONE;
+		frame.done = &done;
+		rc = ap_conn_send(c, &frame);
+	}
+	if (s->close_conn)
+		rc = -1;
+
+	if (s->rows_ok)
+		ap_rowbuf_free(&s->rows);
+	if (s->cache_ok)
+		ap_xidcache_free(&s->cache);
+	if (s->prog_ok)
+		ap_program_free(&s->prog);
+	free(s->values);
+	free(s->tids);
+	free(s->fb_blocks);
+	free(s->snap.xip);
+	free(s->snap.subxip);
+	free(s->desc.cols);
+	free(s);
+	return rc == 0 ? 0 : -1;
+}

@@ -1,0 +1,822 @@
+/*
+ * exec.c
+ *	  Executor of ActiveScan: ship the scan to the disks, multiplex their
+ *	  streams, answer their questions and finish their leftovers.
+ *
+ * Rules of this file:
+ *   - BeginCustomScan never contacts a disk: plain EXPLAIN (EXEC_FLAG_EXPLAIN_ONLY)
+ *     must work with the disks down.  Disks are contacted at the first
+ *     ExecCustomScan call, when Params have their values, and again after
+ *     every rescan (Params may have changed: prepared statements, generic
+ *     plans, the inner side of a nested loop).
+ *   - Pushdown runs only under an MVCC snapshot, outside SERIALIZABLE (the
+ *     disks take no predicate locks) and outside recovery (a standby's files
+ *     can be behind its snapshot).  Otherwise the node runs a plain heap scan
+ *     on the host ("host mode"): same rows, no pushdown.
+ *   - Before shipping, the relation's dirty shared buffers are written to
+ *     the kernel (FlushRelationBuffers) and nblocks is fixed; everything
+ *     committed before our snapshot is then in the files the disks read.
+ *     Whatever a disk cannot decide comes back as TIDs or whole blocks and is
+ *     read through the buffer manager with the real snapshot (heap_fetch),
+ *     as a heap scan would.
+ *   - Xid status is decided exactly as HeapTupleSatisfiesMVCC does:
+ *     own transaction first, then "in the snapshot" (running or not yet
+ *     started for us), then the commit log.
+ *   - The scan tuple slot of a CustomScanState is a fixed virtual slot, and
+ *     compiled expressions rely on that (ExecComputeSlotInfo elides the
+ *     deform step), so every tuple is returned in that slot: disk rows by
+ *     pointing the values into the batch buffer, heap tuples by deforming
+ *     them in a buffer slot and pointing at its values.
+ *   - All per-execution memory and sockets live in scan_cxt, a child of the
+ *     query context: reset on rescan, deleted at the end, and released with
+ *     the query on ERROR (client.c closes the sockets from its callback).
+ *   - Not parallel-aware: the planner never offers a partial path.
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "active_pg.h"
+#include "exec.h"
+
+/* Stop reading sockets while this much row data waits to be decoded. */
+#define AP_QUEUE_BYTES_MIN			(4 * 1024 * 1024)
+#define AP_TIDS_INITIAL				256
+
+static void ap_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ap_exec(CustomScanState *node);
+static void ap_end(CustomScanState *node);
+static void ap_rescan(CustomScanState *node);
+
+static CustomExecMethods ap_exec_methods = {
+	.CustomName = AP_SCAN_NAME,
+	.BeginCustomScan = ap_begin,
+	.ExecCustomScan = ap_exec,
+	.EndCustomScan = ap_end,
+	.ReScanCustomScan = ap_rescan,
+	.ExplainCustomScan = ApExplainScan,
+};
+
+/* Unique per backend and scan, for the disks' logs. */
+static uint64 ap_scan_counter = 0;
+
+/* Nothing to register: the executor is reached through ApScanPlanMethods. */
+void
+ApExecInit(void)
+{
+}
+
+/* CreateCustomScanState callback of ApScanPlanMethods. */
+Node *
+ApCreateScanState(CustomScan *cscan)
+{
+	ApScanState *s = (ApScanState *) newNode(sizeof(ApScanState), T_CustomScanState);
+
+	s->css.methods = &ap_exec_methods;
+	s->css.flags = cscan->flags;
+	return (Node *) s;
+}
+
+/* BeginCustomScan: prepare expressions and slots; no disk contact. */
+static void
+ap_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	ApScanState *s = (ApScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	ListCell   *lc;
+	int			i = 0;
+
+	if (list_length(cscan->custom_private) != AP_PRIV_COUNT)
+		elog(ERROR, "ActiveScan plan has %d private items, expected %d",
+			 list_length(cscan->custom_private), AP_PRIV_COUNT);
+
+	s->disk_quals = cscan->custom_exprs;
+	s->disk_qual_state = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
+	s->project = (List *) list_nth(cscan->custom_private, AP_PRIV_PROJECT);
+	s->nproject = list_length(s->project);
+	s->project_attnos = palloc(sizeof(AttrNumber) * Max(s->nproject, 1));
+	foreach(lc, s->project)
+	{
+		int			attno = lfirst_int(lc);
+
+		if (attno < 1 || attno > desc->natts || TupleDescAttr(desc, attno - 1)->attisdropped)
+			elog(ERROR, "ActiveScan projects invalid attribute %d of \"%s\"",
+				 attno, RelationGetRelationName(rel));
+		s->project_attnos[i++] = (AttrNumber) attno;
+	}
+
+	s->heap_slot = ExecAllocTableSlot(&estate->es_tupleTable, desc,
+									  table_slot_callbacks(rel));
+	s->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg scan",
+										ALLOCSET_DEFAULT_SIZES);
+	s->disk_stats = palloc0(sizeof(ActivePg__ScanStats) * AP_NDISKS_MAX);
+	s->disk_stats_valid = palloc0(sizeof(bool) * AP_NDISKS_MAX);
+	s->started = false;
+}
+
+/* ---------------- per-execution state ---------------- */
+
+/* Forget the current execution: slots, heap scan, sockets and queued work. */
+static void
+ap_reset(ApScanState *s)
+{
+	/* the scan slot may point into a batch about to be freed */
+	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
+	ExecClearTuple(s->heap_slot);
+	if (s->host_scan != NULL)
+	{
+		table_endscan(s->host_scan);
+		s->host_scan = NULL;
+	}
+	/* closes the sockets through client.c's reset callback */
+	MemoryContextReset(s->scan_cxt);
+	s->conns = NULL;
+	s->batches = NIL;
+	s->queued_bytes = 0;
+	s->cur = NULL;
+	s->cur_off = 0;
+	s->cur_row = 0;
+	s->tids = NULL;
+	s->ntids = s->tids_head = s->tids_cap = 0;
+	s->blocks = NULL;
+	s->nblocks_fb = s->blocks_head = s->blocks_cap = 0;
+	s->ndisks_done = 0;
+	s->nblocks = 0;
+	s->started = false;
+	s->finished = false;
+	s->host_mode = false;
+}
+
+/* Append a fallback TID. */
+static void
+ap_push_tid(ApScanState *s, uint64 tid)
+{
+	if (s->ntids == s->tids_cap)
+	{
+		int			newcap = Max(AP_TIDS_INITIAL, s->tids_cap * 2);
+
+		if (s->tids == NULL)
+			s->tids = MemoryContextAlloc(s->scan_cxt, sizeof(uint64) * newcap);
+		else
+			s->tids = repalloc(s->tids, sizeof(uint64) * newcap);
+		s->tids_cap = newcap;
+	}
+	s->tids[s->ntids++] = tid;
+}
+
+/* Append a fallback block. */
+static void
+ap_push_block(ApScanState *s, uint32 blk)
+{
+	if (s->nblocks_fb == s->blocks_cap)
+	{
+		int			newcap = Max(AP_TIDS_INITIAL, s->blocks_cap * 2);
+
+		if (s->blocks == NULL)
+			s->blocks = MemoryContextAlloc(s->scan_cxt, sizeof(uint32) * newcap);
+		else
+			s->blocks = repalloc(s->blocks, sizeof(uint32) * newcap);
+		s->blocks_cap = newcap;
+	}
+	s->blocks[s->nblocks_fb++] = blk;
+}
+
+/* ---------------- xid status ---------------- */
+
+/*
+ * Status of xid for snapshot, in the order HeapTupleSatisfiesMVCC asks:
+ * our own transaction, then XidInMVCCSnapshot (covers xid >= xmax, xip and
+ * subxip/pg_subtrans), then the commit log.  An xid below xmax that is not in
+ * the snapshot had finished when the snapshot was taken, so the commit log
+ * is final for it.
+ */
+static uint32
+ap_xid_status(TransactionId xid, Snapshot snapshot)
+{
+	if (!TransactionIdIsNormal(xid))
+		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return AP_XID_CURRENT;
+	if (!TransactionIdPrecedes(xid, snapshot->xmax) || XidInMVCCSnapshot(xid, snapshot))
+		return AP_XID_NOT_COMMITTED;
+	if (TransactionIdDidCommit(xid))
+		return AP_XID_COMMITTED;
+	return AP_XID_NOT_COMMITTED;
+}
+
+/* Answer one XidStatusRequest at once: the disk may be waiting for it. */
+static void
+ap_answer_xids(ApScanState *s, ApDiskConn *conn, ActivePg__XidStatusRequest *req)
+{
+	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__XidStatusReply reply = ACTIVE_PG__XID_STATUS_REPLY__INIT;
+	size_t		i;
+
+	reply.n_xids = req->n_xids;
+	reply.xids = req->xids;
+	reply.n_status = req->n_xids;
+	reply.status = palloc(sizeof(uint32) * Max(req->n_xids, 1));
+	for (i = 0; i < req->n_xids; i++)
+		reply.status[i] = ap_xid_status((TransactionId) req->xids[i], snapshot);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_XID_REPLY;
+	f.xid_reply = &reply;
+	ApSendFrame(s->conns, conn, &f);
+	pfree(reply.status);
+	s->host.xid_requests++;
+	s->host.xids_answered += req->n_xids;
+}
+
+/* ---------------- frames ---------------- */
+
+/* Add one disk's Done statistics to the totals kept across executions. */
+static void
+ap_add_stats(ApScanState *s, int disk, const ActivePg__ScanStats *st)
+{
+	ActivePg__ScanStats *d = &s->disk_stats[disk];
+
+	d->pages_read += st->pages_read;
+	d->bytes_read += st->bytes_read;
+	d->tuples_seen += st->tuples_seen;
+	d->tuples_visible += st->tuples_visible;
+	d->tuples_passed += st->tuples_passed;
+	d->tuples_fallback += st->tuples_fallback;
+	d->pages_fallback += st->pages_fallback;
+	d->xids_resolved += st->xids_resolved;
+	d->rows_shipped += st->rows_shipped;
+	d->bytes_shipped += st->bytes_shipped;
+	d->io_us += st->io_us;
+	d->compute_us += st->compute_us;
+	d->wall_us += st->wall_us;
+	d->units_done += st->units_done;
+	s->disk_stats_valid[disk] = true;
+	s->stats_ndisks = Max(s->stats_ndisks, disk + 1);
+}
+
+/* Dispatch one frame from a scanning disk. */
+static void
+ap_handle_frame(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
+{
+	size_t		i;
+
+	switch (f->msg_case)
+	{
+		case ACTIVE_PG__FRAME__MSG_ROWS:
+			{
+				ActivePg__RowBatch *rb = f->rows;
+				ApBatch    *b;
+
+				if (rb->nrows == 0 && rb->rows.len == 0)
+					break;
+				if (rb->nrows == 0 || rb->rows.len < (size_t) rb->nrows * AP_ROW_HEADER_BYTES)
+					ApProtocolError(conn, psprintf("A row batch claims %u rows in %zu bytes.",
+												   rb->nrows, rb->rows.len));
+				b = MemoryContextAlloc(s->scan_cxt, sizeof(ApBatch));
+				b->frame = f;
+				b->nrows = rb->nrows;
+				b->len = rb->rows.len;
+				b->disk = conn->disk;
+				/* slots point into the rows: they need MAXALIGN'd memory */
+				if (((uintptr_t) rb->rows.data) % MAXIMUM_ALIGNOF == 0)
+					b->data = (const char *) rb->rows.data;
+				else
+				{
+					char	   *copy = MemoryContextAlloc(s->scan_cxt, b->len);
+
+					memcpy(copy, rb->rows.data, b->len);
+					b->data = copy;
+				}
+				s->batches = lappend(s->batches, b);
+				s->queued_bytes += b->len;
+				s->host.batches++;
+				s->host.bytes_received += b->len;
+				/* the batch owns the frame now */
+				return;
+			}
+		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
+			ap_answer_xids(s, conn, f->xid_request);
+			break;
+		case ACTIVE_PG__FRAME__MSG_FALLBACK:
+			for (i = 0; i < f->fallback->n_tids; i++)
+			{
+				uint64		tid = f->fallback->tids[i];
+				uint32		off = AP_TID_OFFSET(tid);
+
+				if ((tid >> 48) != 0 || AP_TID_BLOCK(tid) >= s->nblocks ||
+					off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
+					ApProtocolError(conn, psprintf("Fallback TID (%u,%u) is outside the relation's %u blocks.",
+												   AP_TID_BLOCK(tid), off, s->nblocks));
+				ap_push_tid(s, tid);
+			}
+			for (i = 0; i < f->fallback->n_blocks; i++)
+			{
+				if (f->fallback->blocks[i] >= s->nblocks)
+					ApProtocolError(conn, psprintf("Fallback block %u is outside the relation's %u blocks.",
+												   f->fallback->blocks[i], s->nblocks));
+				ap_push_block(s, f->fallback->blocks[i]);
+			}
+			s->host.fallback_tids += f->fallback->n_tids;
+			s->host.fallback_blocks += f->fallback->n_blocks;
+			break;
+		case ACTIVE_PG__FRAME__MSG_DONE:
+			if (f->done->stats != NULL)
+				ap_add_stats(s, conn->disk, f->done->stats);
+			conn->done = true;
+			conn->scanning = false;
+			s->ndisks_done++;
+			/* the conversation is over; closing also drops it from the epoll set */
+			closesocket(conn->sock);
+			conn->sock = PGINVALID_SOCKET;
+			break;
+		case ACTIVE_PG__FRAME__MSG_ERROR:
+			ApReportDiskError(conn, f->error);
+			break;
+		default:
+			ApProtocolError(conn, psprintf("Unexpected message %d during a scan.",
+										   (int) f->msg_case));
+	}
+	ApFreeFrame(s->conns, f);
+}
+
+/*
+ * Read from the disks.  wait: block until something arrives (the queue is
+ * empty); otherwise only take what is already there, so that xid requests
+ * are answered while the host is busy decoding.
+ */
+static void
+ap_poll(ApScanState *s, bool wait)
+{
+	ApConnSet  *set = s->conns;
+	WaitEvent	events[AP_NDISKS_MAX + 2];
+	instr_time	start;
+	instr_time	elapsed;
+	int			n;
+	int			i;
+
+	if (wait)
+		INSTR_TIME_SET_CURRENT(start);
+	n = WaitEventSetWait(set->wes, wait ? -1 : 0, events, lengthof(events),
+						 PG_WAIT_EXTENSION);
+	if (wait)
+	{
+		INSTR_TIME_SET_CURRENT(elapsed);
+		INSTR_TIME_SUBTRACT(elapsed, start);
+		s->host.wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+	}
+
+	for (i = 0; i < n; i++)
+	{
+		WaitEvent  *ev = &events[i];
+		ApDiskConn *conn = (ApDiskConn *) ev->user_data;
+
+		if (ev->events & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
+			continue;
+		(void) ApConnFill(conn);
+		for (;;)
+		{
+			ActivePg__Frame *f = ApConnNextFrame(set, conn);
+
+			if (f == NULL)
+				break;
+			ap_handle_frame(s, conn, f);
+			if (conn->done)
+				break;
+		}
+	}
+}
+
+/* ---------------- start ---------------- */
+
+/* Ship the scan to every disk. */
+static void
+ap_ship(ApScanState *s)
+{
+	ScanState  *ss = &s->css.ss;
+	EState	   *estate = ss->ps.state;
+	Relation	rel = ss->ss_currentRelation;
+	Snapshot	snapshot = estate->es_snapshot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	MemoryContext oldcxt;
+	ActivePg__RelLocator loc = ACTIVE_PG__REL_LOCATOR__INIT;
+	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
+	ActivePg__Program prog = ACTIVE_PG__PROGRAM__INIT;
+	ActivePg__ScanRequest req = ACTIVE_PG__SCAN_REQUEST__INIT;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	size_t		ncols = 0;
+	int			i;
+
+	/* everything committed before our snapshot must be in the files */
+	FlushRelationBuffers(rel);
+	s->nblocks = RelationGetNumberOfBlocks(rel);
+	s->host.pushdown_scans++;
+	if (s->nblocks == 0)
+	{
+		s->finished = true;
+		return;
+	}
+
+	oldcxt = MemoryContextSwitchTo(s->scan_cxt);
+	s->conns = ApConnectAll(s->scan_cxt);
+
+	loc.spc_oid = rel->rd_node.spcNode;
+	loc.db_oid = rel->rd_node.dbNode;
+	loc.rel_number = rel->rd_node.relNode;
+
+	snap.xmin = snapshot->xmin;
+	snap.xmax = snapshot->xmax;
+	snap.n_xip = snapshot->xcnt;
+	snap.xip = (uint32 *) snapshot->xip;
+	snap.n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
+	snap.subxip = (uint32 *) snapshot->subxip;
+	snap.suboverflowed = snapshot->suboverflowed;
+
+	/* Params get their values now, in the node's expression context */
+	ResetExprContext(econtext);
+	prog.filter = ApEncodeQuals(s->disk_quals, &ss->ps, econtext);
+	prog.n_project = s->nproject;
+	prog.project = palloc(sizeof(int32) * Max(s->nproject, 1));
+	for (i = 0; i < s->nproject; i++)
+		prog.project[i] = s->project_attnos[i];
+
+	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_scan_counter & 0xFFFFFFFF);
+	req.rel = &loc;
+	req.nblocks = s->nblocks;
+	req.ndisks = s->conns->nconns;
+	req.stripe_pages = active_pg_stripe_pages;
+	req.columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
+	req.n_columns = ncols;
+	req.snapshot = &snap;
+	req.program = &prog;
+	req.batch_bytes = (uint32) Min((uint64) active_pg_batch_kb * 1024, AP_BATCH_BYTES_MAX);
+	req.data_checksums = DataChecksumsEnabled();
+	req.direct_io = active_pg_direct_io;
+	req.queue_depth = active_pg_queue_depth;
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = &req;
+
+	for (i = 0; i < s->conns->nconns; i++)
+	{
+		ApDiskConn *conn = &s->conns->conns[i];
+
+		req.disk_id = i;
+		/* from here on, closing the socket must also cancel the disk's scan */
+		conn->scanning = true;
+		ApSendFrame(s->conns, conn, &f);
+	}
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* First Exec after Begin/ReScan: choose host mode or pushdown. */
+static void
+ap_start(ApScanState *s)
+{
+	ScanState  *ss = &s->css.ss;
+	Snapshot	snapshot = ss->ps.state->es_snapshot;
+
+	s->started = true;
+	s->finished = false;
+	if (!IsMVCCSnapshot(snapshot) || IsolationIsSerializable() ||
+		RecoveryInProgress() || !ApDisksConfigured())
+	{
+		s->host_mode = true;
+		s->host.host_mode_scans++;
+		s->host_scan = table_beginscan(ss->ss_currentRelation, snapshot, 0, NULL);
+		return;
+	}
+	ap_ship(s);
+}
+
+/* ---------------- tuples ---------------- */
+
+/*
+ * Point the scan slot at the heap tuple in heap_slot and apply the disk
+ * quals (the host quals follow in ExecScan).  False if the quals reject it.
+ */
+static bool
+ap_heap_to_scan_slot(ApScanState *s)
+{
+	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
+	TupleTableSlot *heap = s->heap_slot;
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+	int			natts = scan->tts_tupleDescriptor->natts;
+
+	slot_getallattrs(heap);
+	ExecClearTuple(scan);
+	memcpy(scan->tts_values, heap->tts_values, sizeof(Datum) * natts);
+	memcpy(scan->tts_isnull, heap->tts_isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(scan);
+
+	if (s->disk_qual_state == NULL)
+		return true;
+	/* several tuples may be rejected within one call: free their garbage */
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = scan;
+	return ExecQual(s->disk_qual_state, econtext);
+}
+
+/* Process the next fallback TID; true if it produced a tuple in the scan slot. */
+static bool
+ap_next_fallback_tid(ApScanState *s)
+{
+	ScanState  *ss = &s->css.ss;
+	Relation	rel = ss->ss_currentRelation;
+	uint64		tid = s->tids[s->tids_head++];
+	HeapTupleData tuple;
+	Buffer		buf;
+
+	if (s->tids_head == s->ntids)
+		s->tids_head = s->ntids = 0;
+
+	ItemPointerSet(&tuple.t_self, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
+	s->host.fallback_fetched++;
+	ExecClearTuple(s->heap_slot);
+	if (!heap_fetch(rel, ss->ps.state->es_snapshot, &tuple, &buf, false))
+		return false;
+	s->host.fallback_visible++;
+	ExecStoreBufferHeapTuple(&tuple, s->heap_slot, buf);
+	/* the slot holds its own pin */
+	ReleaseBuffer(buf);
+	return ap_heap_to_scan_slot(s);
+}
+
+/* Turn the next fallback block into TIDs of all its line pointers. */
+static void
+ap_expand_fallback_block(ApScanState *s)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	uint32		blk = s->blocks[s->blocks_head++];
+	Buffer		buf;
+	OffsetNumber maxoff;
+	OffsetNumber off;
+
+	if (s->blocks_head == s->nblocks_fb)
+		s->blocks_head = s->nblocks_fb = 0;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	maxoff = PageIsNew(BufferGetPage(buf)) ? 0 : PageGetMaxOffsetNumber(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	for (off = FirstOffsetNumber; off <= maxoff; off++)
+		ap_push_tid(s, AP_TID_PACK(blk, off));
+}
+
+/* Decode row cur_row of the current batch into the scan slot. */
+static void
+ap_decode_row(ApScanState *s)
+{
+	ApBatch    *b = s->cur;
+	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
+	TupleDesc	desc = scan->tts_tupleDescriptor;
+	ApDiskConn *conn = &s->conns->conns[b->disk];
+	ApRowHeader hdr;
+	const char *row;
+	const char *data;
+	const bits8 *bitmap = NULL;
+	size_t		dataoff;
+	size_t		datalen;
+	size_t		off = 0;
+	int			i;
+
+	if (s->cur_off + AP_ROW_HEADER_BYTES > b->len)
+		ApProtocolError(conn, psprintf("Row %u of a batch starts beyond its %zu bytes.",
+									   s->cur_row, b->len));
+	row = b->data + s->cur_off;
+	memcpy(&hdr, row, sizeof(hdr));
+	if (hdr.natts != s->nproject || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
+		ApProtocolError(conn, psprintf("Row %u has %u values and flags 0x%x; %d values were requested.",
+									   s->cur_row, hdr.natts, hdr.flags, s->nproject));
+	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
+	if (hdr.row_bytes < dataoff || s->cur_off + hdr.row_bytes > b->len)
+		ApProtocolError(conn, psprintf("Row %u claims %u bytes; %zu remain in the batch.",
+									   s->cur_row, hdr.row_bytes, b->len - s->cur_off));
+	if (hdr.flags & AP_ROW_HASNULLS)
+		bitmap = (const bits8 *) (row + AP_ROW_HEADER_BYTES);
+	data = row + dataoff;
+	datalen = hdr.row_bytes - dataoff;
+
+	ExecClearTuple(scan);
+	/* columns the disks do not ship are NULL; no expression above reads them */
+	memset(scan->tts_isnull, true, sizeof(bool) * desc->natts);
+
+	for (i = 0; i < hdr.natts; i++)
+	{
+		int			attno = s->project_attnos[i];
+		Form_pg_attribute att = TupleDescAttr(desc, attno - 1);
+		const char *p;
+
+		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
+		{
+			scan->tts_values[attno - 1] = (Datum) 0;
+			continue;
+		}
+
+		/* heap_fill_tuple's placement rules, as in a heap tuple's data area */
+		if (att->attlen == -1)
+		{
+			if (off >= datalen)
+				goto bad;
+			off = att_align_pointer(off, att->attalign, -1, data + off);
+		}
+		else
+			off = att_align_nominal(off, att->attalign);
+		if (off >= datalen)
+			goto bad;
+		p = data + off;
+
+		if (att->attlen > 0)
+		{
+			if (off + att->attlen > datalen)
+				goto bad;
+		}
+		else if (att->attlen == -1)
+		{
+			if (!VARATT_IS_1B(p) && off + VARHDRSZ > datalen)
+				goto bad;
+			if (off + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
+				goto bad;
+		}
+		else
+		{
+			if (strnlen(p, datalen - off) == datalen - off)
+				goto bad;
+		}
+		scan->tts_values[attno - 1] = fetchatt(att, p);
+		scan->tts_isnull[attno - 1] = false;
+		off = att_addlength_pointer(off, att->attlen, p);
+	}
+	if (off != datalen)
+		goto bad;
+
+	ExecStoreVirtualTuple(scan);
+	s->cur_off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	s->cur_row++;
+	return;
+
+bad:
+	ApProtocolError(conn, psprintf("Row %u of a batch does not match the projected columns' layout.",
+								   s->cur_row));
+}
+
+/* Done with the current batch: free it. */
+static void
+ap_release_batch(ApScanState *s)
+{
+	ApBatch    *b = s->cur;
+
+	if (s->cur_off < b->len)
+		ApProtocolError(&s->conns->conns[b->disk],
+						psprintf("A batch of %u rows has %zu trailing bytes.",
+								 b->nrows, b->len - s->cur_off));
+	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
+	s->queued_bytes -= b->len;
+	if ((const char *) b->frame->rows->rows.data != b->data)
+		pfree((void *) b->data);
+	ApFreeFrame(s->conns, b->frame);
+	pfree(b);
+	s->cur = NULL;
+}
+
+/* Host mode: the next tuple of a plain heap scan that passes the disk quals. */
+static TupleTableSlot *
+ap_next_host(ApScanState *s)
+{
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!table_scan_getnextslot(s->host_scan, ForwardScanDirection, s->heap_slot))
+		{
+			s->finished = true;
+			return ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
+		}
+		s->host.host_mode_tuples++;
+		if (ap_heap_to_scan_slot(s))
+			return s->css.ss.ss_ScanTupleSlot;
+	}
+}
+
+/* ExecScan access method: the next tuple from disks, fallbacks or the host scan. */
+static TupleTableSlot *
+ap_next(ScanState *ss)
+{
+	ApScanState *s = (ApScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	if (!s->started)
+		ap_start(s);
+	if (s->host_mode)
+		return s->finished ? ExecClearTuple(slot) : ap_next_host(s);
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (s->finished)
+			return ExecClearTuple(slot);
+
+		if (s->cur != NULL)
+		{
+			if (s->cur_row < s->cur->nrows)
+			{
+				ap_decode_row(s);
+				s->host.rows_from_disks++;
+				return slot;
+			}
+			ap_release_batch(s);
+			continue;
+		}
+		if (s->tids_head < s->ntids)
+		{
+			if (ap_next_fallback_tid(s))
+				return slot;
+			continue;
+		}
+		if (s->blocks_head < s->nblocks_fb)
+		{
+			ap_expand_fallback_block(s);
+			continue;
+		}
+		if (s->batches != NIL)
+		{
+			s->cur = (ApBatch *) linitial(s->batches);
+			s->batches = list_delete_first(s->batches);
+			s->cur_off = 0;
+			s->cur_row = 0;
+			/* answer waiting xid requests, but do not hoard rows in memory */
+			if (s->ndisks_done < s->conns->nconns &&
+				s->queued_bytes < Max(AP_QUEUE_BYTES_MIN,
+									  (size_t) s->conns->nconns * active_pg_batch_kb * 1024 * 2))
+				ap_poll(s, false);
+			continue;
+		}
+		if (s->ndisks_done == s->conns->nconns)
+		{
+			/* every disk is done and every queue is empty */
+			s->finished = true;
+			ApCloseAll(s->conns);
+			return ExecClearTuple(slot);
+		}
+		ap_poll(s, true);
+	}
+}
+
+/* EvalPlanQual recheck: the test tuple must pass the disk quals too. */
+static bool
+ap_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	ApScanState *s = (ApScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	/* compiled quals expect a deformed slot (see the rules above) */
+	slot_getallattrs(slot);
+	if (s->disk_qual_state == NULL)
+		return true;
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(s->disk_qual_state, econtext);
+}
+
+/* ExecCustomScan: ExecScan applies host quals and projection. */
+static TupleTableSlot *
+ap_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ap_next, ap_recheck);
+}
+
+/* ReScanCustomScan: drop this execution; the next Exec ships again. */
+static void
+ap_rescan(CustomScanState *node)
+{
+	ap_reset((ApScanState *) node);
+	ExecScanReScan(&node->ss);
+}
+
+/* EndCustomScan: release the execution (sockets close with scan_cxt). */
+static void
+ap_end(CustomScanState *node)
+{
+	ApScanState *s = (ApScanState *) node;
+
+	ap_reset(s);
+	MemoryContextDelete(s->scan_cxt);
+	s->scan_cxt = NULL;
+}

@@ -1,0 +1,267 @@
+/*
+ * explain.c
+ *	  EXPLAIN output of ActiveScan.
+ *
+ * Rules of this file:
+ *   - What runs on the disks is always visible (Disk Filter, Disks, Stripe);
+ *     details (shipped columns, per-disk counters) only under VERBOSE;
+ *     counters only under ANALYZE, summed over all executions of the node.
+ *   - Plain EXPLAIN contacts no disk: everything shown without ANALYZE
+ *     comes from the plan and the settings.
+ *   - Every value goes through ExplainProperty* in the structured formats
+ *     (JSON, YAML, XML), with one label per value; the text format is kept
+ *     compact with one line per group, as EXPLAIN's own "Buffers:" line is.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/makefuncs.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+
+#include "active_pg.h"
+#include "exec.h"
+
+/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
+static char *
+ap_format_bytes(double bytes)
+{
+	if (bytes < 1024.0)
+		return psprintf("%.0f B", bytes);
+	if (bytes < 1024.0 * 1024.0)
+		return psprintf("%.1f kB", bytes / 1024.0);
+	if (bytes < 1024.0 * 1024.0 * 1024.0)
+		return psprintf("%.1f MB", bytes / (1024.0 * 1024.0));
+	return psprintf("%.1f GB", bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+/* Start a text-format line at the current indentation. */
+static void
+ap_text_line(ExplainState *es, const char *label)
+{
+	appendStringInfoSpaces(es->str, es->indent * 2);
+	appendStringInfo(es->str, "%s: ", label);
+}
+
+/* The disk quals deparsed the way EXPLAIN shows a scan's Filter. */
+static void
+ap_show_disk_filter(ApScanState *s, List *ancestors, ExplainState *es)
+{
+	List	   *context;
+	Node	   *qual;
+	bool		useprefix;
+	char	   *str;
+
+	if (s->disk_quals == NIL)
+		return;
+	context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan, ancestors);
+	qual = (Node *) make_ands_explicit(s->disk_quals);
+	useprefix = list_length(es->rtable) > 1 || es->verbose;
+	str = deparse_expression(qual, context, useprefix, false);
+	ExplainPropertyText("Disk Filter", str, es);
+}
+
+/* Names of the shipped columns (VERBOSE). */
+static void
+ap_show_disk_columns(ApScanState *s, ExplainState *es)
+{
+	Relation	rel = s->css.ss.ss_currentRelation;
+	List	   *names = NIL;
+	int			i;
+
+	for (i = 0; i < s->nproject; i++)
+		names = lappend(names,
+						pstrdup(NameStr(TupleDescAttr(RelationGetDescr(rel),
+													  s->project_attnos[i] - 1)->attname)));
+	if (es->format == EXPLAIN_FORMAT_TEXT && names == NIL)
+		ExplainPropertyText("Disk Columns", "(none)", es);
+	else
+		ExplainPropertyList("Disk Columns", names, es);
+}
+
+/* Sum of the per-disk statistics. */
+static void
+ap_sum_stats(ApScanState *s, ActivePg__ScanStats *sum)
+{
+	int			i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < s->stats_ndisks; i++)
+	{
+		ActivePg__ScanStats *d = &s->disk_stats[i];
+
+		if (!s->disk_stats_valid[i])
+			continue;
+		sum->pages_read += d->pages_read;
+		sum->bytes_read += d->bytes_read;
+		sum->tuples_seen += d->tuples_seen;
+		sum->tuples_visible += d->tuples_visible;
+		sum->tuples_passed += d->tuples_passed;
+		sum->tuples_fallback += d->tuples_fallback;
+		sum->pages_fallback += d->pages_fallback;
+		sum->xids_resolved += d->xids_resolved;
+		sum->rows_shipped += d->rows_shipped;
+		sum->bytes_shipped += d->bytes_shipped;
+		sum->io_us += d->io_us;
+		sum->compute_us += d->compute_us;
+		sum->wall_us += d->wall_us;
+		sum->units_done += d->units_done;
+	}
+}
+
+/* Counters of the disks and the host (ANALYZE). */
+static void
+ap_show_analyze(ApScanState *s, ExplainState *es)
+{
+	ActivePg__ScanStats t;
+	ApHostStats *h = &s->host;
+	double		reduction;
+
+	ap_sum_stats(s, &t);
+	reduction = t.bytes_shipped > 0 ? (double) t.bytes_read / (double) t.bytes_shipped : 0.0;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		if (h->pushdown_scans > 0)
+		{
+			ap_text_line(es, "Disk Pages");
+			appendStringInfo(es->str, "read " UINT64_FORMAT ", fallback " UINT64_FORMAT "\n",
+							 t.pages_read, t.pages_fallback);
+			ap_text_line(es, "Disk Tuples");
+			appendStringInfo(es->str, "seen " UINT64_FORMAT ", visible " UINT64_FORMAT
+							 ", passed " UINT64_FORMAT "\n",
+							 t.tuples_seen, t.tuples_visible, t.tuples_passed);
+			ap_text_line(es, "Fallback");
+			appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
+							 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
+							 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
+							 h->fallback_blocks);
+			ap_text_line(es, "Xids Resolved");
+			appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
+							 h->xids_answered, h->xid_requests);
+			ap_text_line(es, "Interconnect");
+			appendStringInfo(es->str, "%s shipped of %s read",
+							 ap_format_bytes((double) t.bytes_shipped),
+							 ap_format_bytes((double) t.bytes_read));
+			if (reduction > 0)
+				appendStringInfo(es->str, " (reduction %.1fx)", reduction);
+			appendStringInfoChar(es->str, '\n');
+			ap_text_line(es, "Disk Time");
+			appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
+							 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
+		}
+		if (h->host_mode_scans > 0)
+		{
+			ap_text_line(es, "Host Mode");
+			appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
+							 " executions, " UINT64_FORMAT " tuples\n",
+							 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
+							 h->host_mode_tuples);
+		}
+	}
+	else
+	{
+		ExplainPropertyUInteger("Pushdown Executions", NULL, h->pushdown_scans, es);
+		ExplainPropertyUInteger("Host Mode Executions", NULL, h->host_mode_scans, es);
+		ExplainPropertyUInteger("Host Mode Tuples", NULL, h->host_mode_tuples, es);
+		ExplainPropertyUInteger("Disk Pages Read", NULL, t.pages_read, es);
+		ExplainPropertyUInteger("Disk Pages Fallback", NULL, t.pages_fallback, es);
+		ExplainPropertyUInteger("Disk Tuples Seen", NULL, t.tuples_seen, es);
+		ExplainPropertyUInteger("Disk Tuples Visible", NULL, t.tuples_visible, es);
+		ExplainPropertyUInteger("Disk Tuples Passed", NULL, t.tuples_passed, es);
+		ExplainPropertyUInteger("Fallback Tuples", NULL, h->fallback_tids, es);
+		ExplainPropertyUInteger("Fallback Tuples Fetched", NULL, h->fallback_fetched, es);
+		ExplainPropertyUInteger("Fallback Tuples Visible", NULL, h->fallback_visible, es);
+		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
+		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
+		ExplainPropertyUInteger("Xid Requests", NULL, h->xid_requests, es);
+		ExplainPropertyUInteger("Rows From Disks", NULL, h->rows_from_disks, es);
+		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
+		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
+		ExplainPropertyFloat("Interconnect Reduction", NULL, reduction, 1, es);
+		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
+	}
+}
+
+/* One line (text) or one group (structured formats) per disk (VERBOSE ANALYZE). */
+static void
+ap_show_per_disk(ApScanState *s, ExplainState *es)
+{
+	int			i;
+
+	if (s->stats_ndisks == 0)
+		return;
+	ExplainOpenGroup("Per Disk", "Per Disk", false, es);
+	for (i = 0; i < s->stats_ndisks; i++)
+	{
+		ActivePg__ScanStats *d = &s->disk_stats[i];
+
+		if (!s->disk_stats_valid[i])
+			continue;
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str, "Disk %d: pages " UINT64_FORMAT ", tuples " UINT64_FORMAT
+							 "/" UINT64_FORMAT "/" UINT64_FORMAT ", fallback " UINT64_FORMAT
+							 ", xids " UINT64_FORMAT ", shipped %s, io %.3f ms, compute %.3f ms\n",
+							 i, d->pages_read, d->tuples_seen, d->tuples_visible, d->tuples_passed,
+							 d->tuples_fallback, d->xids_resolved,
+							 ap_format_bytes((double) d->bytes_shipped),
+							 d->io_us / 1000.0, d->compute_us / 1000.0);
+			continue;
+		}
+		ExplainOpenGroup("Disk", NULL, true, es);
+		ExplainPropertyInteger("Disk", NULL, i, es);
+		ExplainPropertyUInteger("Pages Read", NULL, d->pages_read, es);
+		ExplainPropertyUInteger("Tuples Seen", NULL, d->tuples_seen, es);
+		ExplainPropertyUInteger("Tuples Visible", NULL, d->tuples_visible, es);
+		ExplainPropertyUInteger("Tuples Passed", NULL, d->tuples_passed, es);
+		ExplainPropertyUInteger("Tuples Fallback", NULL, d->tuples_fallback, es);
+		ExplainPropertyUInteger("Pages Fallback", NULL, d->pages_fallback, es);
+		ExplainPropertyUInteger("Xids Resolved", NULL, d->xids_resolved, es);
+		ExplainPropertyUInteger("Rows Shipped", NULL, d->rows_shipped, es);
+		ExplainPropertyUInteger("Bytes Shipped", "bytes", d->bytes_shipped, es);
+		ExplainPropertyUInteger("Bytes Read", "bytes", d->bytes_read, es);
+		ExplainPropertyFloat("IO Time", "ms", d->io_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Compute Time", "ms", d->compute_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Wall Time", "ms", d->wall_us / 1000.0, 3, es);
+		ExplainCloseGroup("Disk", NULL, true, es);
+	}
+	ExplainCloseGroup("Per Disk", "Per Disk", false, es);
+}
+
+/* ExplainCustomScan callback of ActiveScan. */
+void
+ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ApScanState *s = (ApScanState *) node;
+	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
+	int			stripe_kb = active_pg_stripe_pages * (BLCKSZ / 1024);
+
+	ap_show_disk_filter(s, ancestors, es);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ap_text_line(es, "Disks");
+		appendStringInfo(es->str, "%d  Stripe: %d pages (%d kB)\n",
+						 ndisks, active_pg_stripe_pages, stripe_kb);
+	}
+	else
+	{
+		ExplainPropertyInteger("Disks", NULL, ndisks, es);
+		ExplainPropertyInteger("Stripe Pages", NULL, active_pg_stripe_pages, es);
+		ExplainPropertyInteger("Stripe Size", "kB", stripe_kb, es);
+	}
+
+	if (es->verbose)
+		ap_show_disk_columns(s, es);
+
+	if (es->analyze && (s->host.pushdown_scans > 0 || s->host.host_mode_scans > 0))
+	{
+		ap_show_analyze(s, es);
+		if (es->verbose)
+			ap_show_per_disk(s, es);
+	}
+}

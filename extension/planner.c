@@ -1,0 +1,327 @@
+/*
+ * planner.c
+ *	  set_rel_pathlist_hook: the ActiveScan custom path, its cost, its plan.
+ *
+ * When ActiveScan is offered.  Only for a plain, unparameterized scan of a
+ * permanent or unlogged heap table (or materialized view) whose bytes the
+ * disks can read correctly:
+ *	- not a catalog (relid below FirstNormalObjectId): catalogs are read with
+ *	  catalog snapshots and by code that does not expect custom nodes;
+ *	- not a temporary table: its pages live in the backend's local buffers,
+ *	  which cannot be flushed to the files the disks read;
+ *	- not another table access method, not a foreign table, not an
+ *	  inheritance/partitioned parent (its children get their own path), not
+ *	  TABLESAMPLE;
+ *	- not under SERIALIZABLE (the disks take no predicate locks) and not
+ *	  during recovery (hint bits and flushes are the primary's business);
+ *	- no system column needed (ctid for UPDATE/DELETE/FOR UPDATE, tableoid):
+ *	  the disks ship user columns only.
+ * The path is never partial and never parallel-safe: the node is not
+ * parallel-aware, and running one full copy per worker would duplicate rows
+ * under a Parallel Append or need the disk connection in workers.
+ *
+ * Cost model (after the Active Disks model of seeds/001): the disks work in
+ * parallel, the host only processes what they return.
+ *	startup   = 100 + 25 * ndisks                  connect, ship the program
+ *	            + startup costs of the quals and target
+ *	disk_io   = seq_page_cost * pages / ndisks     every disk reads its stripes
+ *	disk_cpu  = (cpu_tuple_cost + disk-qual cost per tuple) * tuples
+ *	            / (ndisks * active_pg.disk_cpu_ratio)
+ *	host      = rows_from_disks * (cpu_tuple_cost + host-qual cost per tuple)
+ *	            + target cost per row * rows
+ *	total     = startup + disk_io + disk_cpu + host
+ * rows_from_disks = tuples * selectivity(disk quals).  The read term is not
+ * divided by the CPU ratio: a slower disk CPU does not make the media slower.
+ * The startup charge keeps small tables on a plain Seq Scan (connecting to N
+ * disks costs more than reading a few pages), while large scans win by about
+ * a factor of ndisks and more when the disk quals are selective.  The
+ * optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
+ * testing switch) makes ActiveScan the only path of every eligible relation.
+ *
+ * Projection: the executor (exec.c) runs ExecScan, which evaluates the plan's
+ * target list over the scan slot, so the path sets CUSTOMPATH_SUPPORT_PROJECTION
+ * and the planner puts computed targets into the scan instead of a Result
+ * above it.  Such targets only reference Vars of rel->reltarget, which are in
+ * the project list.
+ *
+ * Plan layout: see active_pg.h (plan.qual = host quals, custom_exprs = disk
+ * quals, custom_private[AP_PRIV_PROJECT] = attribute numbers to ship).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/extension.h"
+#include "nodes/extensible.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/rel.h"
+#include "utils/spccache.h"
+
+#include "active_pg.h"
+#include "shippable.h"
+
+/* Fixed part of the startup cost: connecting and shipping the program. */
+#define AP_STARTUP_COST				100.0
+/* Per-disk part of the startup cost. */
+#define AP_STARTUP_COST_PER_DISK	25.0
+/* Smallest disk CPU ratio the cost model divides by. */
+#define AP_DISK_CPU_RATIO_MIN		0.001
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
+								 CustomPath *best_path, List *tlist,
+								 List *clauses, List *custom_plans);
+
+static const CustomPathMethods ap_path_methods = {
+	.CustomName = AP_SCAN_NAME,
+	.PlanCustomPath = ap_plan_custom_path,
+};
+
+CustomScanMethods ApScanPlanMethods = {
+	.CustomName = AP_SCAN_NAME,
+	.CreateCustomScanState = ApCreateScanState,
+};
+
+/* Number of disks a scan will use: the hand-started list, else ndisks. */
+static int
+ap_disk_count(void)
+{
+	int			n = 0;
+	bool		in_entry = false;
+
+	if (active_pg_disks == NULL || active_pg_disks[0] == '\0')
+		return Max(active_pg_ndisks, 1);
+
+	/* count non-blank comma-separated entries; the GUC hook validated them */
+	for (const char *p = active_pg_disks; *p; p++)
+	{
+		if (*p == ',')
+			in_entry = false;
+		else if (!in_entry && *p != ' ' && *p != '\t')
+		{
+			in_entry = true;
+			n++;
+		}
+	}
+	return Max(n, 1);
+}
+
+/* Cheap checks of the relation kind and session state, before any catalog access. */
+static bool
+ap_rel_candidate(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	if (rel->reloptkind != RELOPT_BASEREL &&
+		rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
+		return false;
+	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample != NULL)
+		return false;
+	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
+		return false;
+	if (rte->relid < FirstNormalObjectId)
+		return false;
+	if (rel->reltablespace == GLOBALTABLESPACE_OID)
+		return false;
+	if (IS_DUMMY_REL(rel))
+		return false;
+	if (IsolationIsSerializable() || RecoveryInProgress())
+		return false;
+	return true;
+}
+
+/*
+ * Attribute numbers the disks must ship: those of the target list and of the
+ * host quals (disk quals are evaluated at the disk; fallback tuples are read
+ * whole on the host).  A whole-row reference ships every live column.
+ * Returns false if a system column is needed.
+ */
+static bool
+ap_project_list(RelOptInfo *rel, List *host_ri, TupleDesc tupdesc, List **project)
+{
+	Bitmapset  *attrs = NULL;
+	bool		wholerow = false;
+	ListCell   *lc;
+	int			x;
+
+	*project = NIL;
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, host_ri)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause,
+					   rel->relid, &attrs);
+
+	x = -1;
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno < 0)
+			return false;
+		if (attno == InvalidAttrNumber)
+			wholerow = true;
+		else
+			*project = lappend_int(*project, attno);
+	}
+
+	if (wholerow)
+	{
+		*project = NIL;
+		for (int i = 0; i < tupdesc->natts; i++)
+		{
+			if (!TupleDescAttr(tupdesc, i)->attisdropped)
+				*project = lappend_int(*project, i + 1);
+		}
+	}
+	return true;
+}
+
+/*
+ * Open the relation (the planner holds its lock) and check what only the
+ * relcache knows; on success compute the project list.
+ */
+static bool
+ap_rel_readable(RangeTblEntry *rte, RelOptInfo *rel, List *host_ri, List **project)
+{
+	Relation	relation = table_open(rte->relid, NoLock);
+	bool		ok;
+
+	ok = relation->rd_tableam == GetHeapamTableAmRoutine() &&
+		relation->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
+		ap_project_list(rel, host_ri, RelationGetDescr(relation), project);
+	table_close(relation, NoLock);
+	return ok;
+}
+
+/* Cost the path following the model in the file header. */
+static void
+ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
+			 Path *path)
+{
+	int			ndisks = ap_disk_count();
+	double		cpu_ratio = Max(active_pg_disk_cpu_ratio, AP_DISK_CPU_RATIO_MIN);
+	double		spc_seq_page_cost;
+	QualCost	disk_qual;
+	QualCost	host_qual;
+	Selectivity disk_sel;
+	double		rows_from_disks;
+	Cost		startup;
+	Cost		disk_io;
+	Cost		disk_cpu;
+	Cost		host;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	cost_qual_eval(&disk_qual, disk_ri, root);
+	cost_qual_eval(&host_qual, host_ri, root);
+	disk_sel = clauselist_selectivity(root, disk_ri, rel->relid, JOIN_INNER, NULL);
+	rows_from_disks = clamp_row_est(rel->tuples * disk_sel);
+
+	startup = AP_STARTUP_COST + AP_STARTUP_COST_PER_DISK * ndisks +
+		disk_qual.startup + host_qual.startup + rel->reltarget->cost.startup;
+	disk_io = spc_seq_page_cost * rel->pages / ndisks;
+	disk_cpu = (cpu_tuple_cost + disk_qual.per_tuple) * rel->tuples /
+		(ndisks * cpu_ratio);
+	host = rows_from_disks * (cpu_tuple_cost + host_qual.per_tuple) +
+		rel->reltarget->cost.per_tuple * rel->rows;
+
+	path->rows = rel->rows;
+	path->startup_cost = startup;
+	path->total_cost = startup + disk_io + disk_cpu + host;
+}
+
+/* Offer ActiveScan for an eligible base relation. */
+static void
+ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	CustomPath *cpath;
+	List	   *disk_ri;
+	List	   *host_ri;
+	List	   *project;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!active_pg_enable || !ap_rel_candidate(root, rel, rte))
+		return;
+	/* no disk to ship to (library loaded without launcher or disk list) */
+	if (!ApDisksConfigured())
+		return;
+	/* the library may be preloaded in a database without the extension */
+	if (!OidIsValid(get_extension_oid("active_pg", true)))
+		return;
+
+	ApClassifyRestrictInfos(root, rel, rel->baserestrictinfo, &disk_ri, &host_ri);
+	if (!ap_rel_readable(rte, rel, host_ri, &project))
+		return;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = NIL;
+	/* ExecScan projects the plan's tlist over the scan slot (exec.c) */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make1(project);
+	cpath->methods = &ap_path_methods;
+	ap_cost_path(root, rel, disk_ri, host_ri, &cpath->path);
+
+	if (active_pg_force)
+	{
+		/* testing switch: the only way to scan this relation */
+		rel->pathlist = list_make1(cpath);
+		rel->partial_pathlist = NIL;
+	}
+	else
+		add_path(rel, &cpath->path);
+}
+
+/* Turn the chosen ActiveScan path into a CustomScan plan node. */
+static Plan *
+ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *disk_ri;
+	List	   *host_ri;
+
+	/*
+	 * clauses are rel->baserestrictinfo (the path is unparameterized), so this
+	 * classification equals the one the project list was computed with.
+	 */
+	ApClassifyRestrictInfos(root, rel, clauses, &disk_ri, &host_ri);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(host_ri, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = extract_actual_clauses(disk_ri, false);
+	cscan->custom_private = copyObject(best_path->custom_private);
+	cscan->custom_scan_tlist = NIL;
+	cscan->methods = &ApScanPlanMethods;
+	return &cscan->scan.plan;
+}
+
+/* Install the planner hook and register the plan methods (for readfuncs). */
+void
+ApPlannerInit(void)
+{
+	RegisterCustomScanMethods(&ApScanPlanMethods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = ap_set_rel_pathlist;
+}
