@@ -584,6 +584,13 @@ ap_fill(ApDiskConn *c, char **err)
 			return got ? 1 : 0;
 		if (n < 0 && errno == EINTR)
 			continue;
+		/*
+		 * EOF or an error after some bytes arrived: hand those bytes over
+		 * first (they often hold the disk's Error frame); the condition is
+		 * sticky, so the next call reports it.
+		 */
+		if (got)
+			return 1;
 		*err = n == 0 ? NULL : psprintf("%s", strerror(errno));
 		return -1;
 	}

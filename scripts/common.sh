@@ -2,7 +2,7 @@
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir)
-PG_PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+PG_PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 export PATH="$PG_BINDIR:$PATH"
 
 SUDO=

@@ -20,18 +20,21 @@
 
 /* ---------------- helpers ---------------- */
 
+/* Store a little-endian u16. */
 static void
 put16(unsigned char *p, uint16_t v)
 {
 	memcpy(p, &v, 2);
 }
 
+/* Store a little-endian u32. */
 static void
 put32(unsigned char *p, uint32_t v)
 {
 	memcpy(p, &v, 4);
 }
 
+/* Store a little-endian u64. */
 static void
 put64(unsigned char *p, uint64_t v)
 {
@@ -94,6 +97,7 @@ golden_page(unsigned char *p)
 		p[i] = (unsigned char) ((i * 131 + 7) & 0xFF);
 }
 
+/* page.c: structure checks, line pointers, checksum (incl. golden values). */
 static void
 test_page(void)
 {
@@ -198,6 +202,7 @@ test_page(void)
 
 /* ---------------- tuple.c ---------------- */
 
+/* A descriptor column with the given storage properties. */
 static ApColumn
 col(int16_t attlen, char attalign, uint8_t kind)
 {
@@ -211,6 +216,7 @@ col(int16_t attlen, char attalign, uint8_t kind)
 	return c;
 }
 
+/* tuple.c: header checks, alignment, nulls, varlena forms, truncation. */
 static void
 test_tuple(void)
 {
@@ -354,6 +360,7 @@ test_tuple(void)
 
 /* ---------------- varlena.c ---------------- */
 
+/* varlena.c: headers, payloads and pglz streams, well-formed and corrupt. */
 static void
 test_pglz(void)
 {
@@ -530,6 +537,7 @@ dec(const unsigned char *p, uint32_t len)
 	return n;
 }
 
+/* numeric.c: both storage forms, specials, numeric_cmp ordering. */
 static void
 test_numeric(void)
 {
@@ -623,6 +631,7 @@ test_numeric(void)
 
 /* ---------------- visibility.c ---------------- */
 
+/* A tuple header with the given xids and infomask (ctid offset 1). */
 static ApTupleHeader
 hdr(uint32_t xmin, uint32_t xmax, uint16_t infomask)
 {
@@ -637,6 +646,7 @@ hdr(uint32_t xmin, uint32_t xmax, uint16_t infomask)
 	return h;
 }
 
+/* visibility.c: snapshot membership, the MVCC truth table, the xid cache. */
 static void
 test_visibility(void)
 {
@@ -802,6 +812,7 @@ test_visibility(void)
 static void *arena[400000];
 static int	narena;
 
+/* Zeroed allocation recorded for tfree_all(). */
 static void *
 talloc(size_t n)
 {
@@ -816,6 +827,7 @@ talloc(size_t n)
 	return p;
 }
 
+/* Free every test-built protobuf node. */
 static void
 tfree_all(void)
 {
@@ -823,6 +835,7 @@ tfree_all(void)
 		free(arena[--narena]);
 }
 
+/* Expr: attribute reference. */
 static ActivePg__Expr *
 E_var(int attno)
 {
@@ -835,6 +848,7 @@ E_var(int attno)
 	return e;
 }
 
+/* Expr: constant of a kind from raw datum bytes. */
 static ActivePg__Expr *
 E_const(int kind, const void *bytes, size_t len, bool isnull)
 {
@@ -858,36 +872,42 @@ E_const(int kind, const void *bytes, size_t len, bool isnull)
 	return e;
 }
 
+/* Expr: int2 constant. */
 static ActivePg__Expr *
 E_i2(int16_t v)
 {
 	return E_const(AP_TYPE_INT2, &v, 2, false);
 }
 
+/* Expr: int4 constant. */
 static ActivePg__Expr *
 E_i4(int32_t v)
 {
 	return E_const(AP_TYPE_INT4, &v, 4, false);
 }
 
+/* Expr: int8 constant. */
 static ActivePg__Expr *
 E_i8(int64_t v)
 {
 	return E_const(AP_TYPE_INT8, &v, 8, false);
 }
 
+/* Expr: float4 constant. */
 static ActivePg__Expr *
 E_f4(float v)
 {
 	return E_const(AP_TYPE_FLOAT4, &v, 4, false);
 }
 
+/* Expr: float8 constant. */
 static ActivePg__Expr *
 E_f8(double v)
 {
 	return E_const(AP_TYPE_FLOAT8, &v, 8, false);
 }
 
+/* Expr: bool constant. */
 static ActivePg__Expr *
 E_bool(bool v)
 {
@@ -896,18 +916,21 @@ E_bool(bool v)
 	return E_const(AP_TYPE_BOOL, &b, 1, false);
 }
 
+/* Expr: NULL constant of a kind. */
 static ActivePg__Expr *
 E_null(int kind)
 {
 	return E_const(kind, NULL, 0, true);
 }
 
+/* Expr: date constant (days since 2000-01-01). */
 static ActivePg__Expr *
 E_date(int32_t v)
 {
 	return E_const(AP_TYPE_DATE, &v, 4, false);
 }
 
+/* Expr: timestamp or timestamptz constant (microseconds). */
 static ActivePg__Expr *
 E_ts(int kind, int64_t v)
 {
@@ -929,6 +952,7 @@ mk_varlena(unsigned char *buf, const void *payload, size_t n, bool force4)
 	return n + 4;
 }
 
+/* Expr: text-like constant with a short header. */
 static ActivePg__Expr *
 E_text(int kind, const char *s)
 {
@@ -938,6 +962,7 @@ E_text(int kind, const char *s)
 	return E_const(kind, buf, n, false);
 }
 
+/* Expr: numeric constant from its payload. */
 static ActivePg__Expr *
 E_num(const unsigned char *payload, size_t n)
 {
@@ -947,6 +972,7 @@ E_num(const unsigned char *payload, size_t n)
 	return E_const(AP_TYPE_NUMERIC, buf, len, false);
 }
 
+/* Expr: comparison op(cmp) of two arguments. */
 static ActivePg__Expr *
 E_op(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
 {
@@ -968,6 +994,7 @@ E_op(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
 	return e;
 }
 
+/* Expr: AND/OR/NOT over n arguments. */
 static ActivePg__Expr *
 E_boolexpr(int kind, int n, ActivePg__Expr **args)
 {
@@ -988,6 +1015,7 @@ E_boolexpr(int kind, int n, ActivePg__Expr **args)
 	return e;
 }
 
+/* Expr: a AND b. */
 static ActivePg__Expr *
 E_and2(ActivePg__Expr *a, ActivePg__Expr *b)
 {
@@ -996,6 +1024,7 @@ E_and2(ActivePg__Expr *a, ActivePg__Expr *b)
 	return E_boolexpr(AP_BOOL_AND, 2, args);
 }
 
+/* Expr: a OR b. */
 static ActivePg__Expr *
 E_or2(ActivePg__Expr *a, ActivePg__Expr *b)
 {
@@ -1004,12 +1033,14 @@ E_or2(ActivePg__Expr *a, ActivePg__Expr *b)
 	return E_boolexpr(AP_BOOL_OR, 2, args);
 }
 
+/* Expr: NOT a. */
 static ActivePg__Expr *
 E_not(ActivePg__Expr *a)
 {
 	return E_boolexpr(AP_BOOL_NOT, 1, &a);
 }
 
+/* Expr: a IS [NOT] NULL. */
 static ActivePg__Expr *
 E_nulltest(ActivePg__Expr *a, bool is_not_null)
 {
@@ -1027,6 +1058,7 @@ E_nulltest(ActivePg__Expr *a, bool is_not_null)
 	return e;
 }
 
+/* Expr: a IS [NOT] TRUE/FALSE/UNKNOWN. */
 static ActivePg__Expr *
 E_booltest(ActivePg__Expr *a, int kind)
 {
@@ -1055,6 +1087,7 @@ static ApColumn vm_cols[VM_NATTS];
 static ApTupleDesc vm_desc = {VM_NATTS, vm_cols};
 static ApValue vm_vals[VM_NATTS];
 
+/* Fill the VM test descriptor and make every value NULL. */
 static void
 vm_setup(void)
 {
@@ -1091,6 +1124,7 @@ setval(int attno, const void *p, uint32_t len)
 	vm_vals[attno - 1].isnull = false;
 }
 
+/* Make value attno NULL. */
 static void
 setnull(int attno)
 {
@@ -1159,6 +1193,7 @@ tri_leaf(ApTri t)
 	}
 }
 
+/* vm.c: AND/OR/NOT/BooleanTest/NullTest tables over TRUE/FALSE/NULL/FALLBACK. */
 static void
 test_vm_logic(void)
 {
@@ -1266,7 +1301,9 @@ six(int cmp, ActivePg__Expr *(*mk_a) (void), ActivePg__Expr *(*mk_b) (void),
 #define EQUAL	"tfftft"
 #define GREATER	"ftfftt"
 
-static double nan_val(void)
+/* A quiet NaN (a function so the MK() makers below stay one-liners). */
+static double
+nan_val(void)
 {
 	return NAN;
 }
@@ -1337,6 +1374,7 @@ MK(mk_nnan, E_num(num_nan, sizeof(num_nan)))
 MK(mk_npinf, E_num(num_pinf, sizeof(num_pinf)))
 MK(mk_nninf, E_num(num_ninf, sizeof(num_ninf)))
 
+/* vm.c: every comparison family with all six operators. */
 static void
 test_vm_compare(void)
 {
@@ -1525,6 +1563,7 @@ test_vm_compare(void)
 	tfree_all();
 }
 
+/* vm.c: compile-time validation errors and limits. */
 static void
 test_vm_compile(void)
 {
@@ -1743,6 +1782,7 @@ check_rows(const ApRowBuf *b, const ApTupleDesc *desc, const int *project,
 	CHECK_EQ(pos, b->len);
 }
 
+/* rowenc.c: round trip through an independent decoder, exact layout. */
 static void
 test_rowenc(void)
 {
@@ -1838,6 +1878,7 @@ test_rowenc(void)
 	ap_rowbuf_free(&b);
 }
 
+/* Run every test group; nonzero exit on any failure. */
 int
 main(void)
 {
