@@ -58,6 +58,92 @@ typedef enum ApCmp
 	AP_CMP_BPCHAR = 9			/* bpchar: bytes, trailing spaces not significant */
 } ApCmp;
 
+/*
+ * FuncCall.fn: value-producing functions.  The host picks the variant from the
+ * PostgreSQL function OID and states the result kind; the disk checks the
+ * argument kinds.  "fallback" = the tuple goes to the host, which then raises
+ * PostgreSQL's own error or computes the value.
+ *
+ *   ADD SUB MUL      int (result int2/int4/int8: overflow of that width =>
+ *                    fallback), float (result float4: computed in float,
+ *                    float8: in double; a finite input giving inf/nan or a
+ *                    nonzero result underflowing to 0 => fallback as
+ *                    PostgreSQL errors), numeric (exact; result dscale:
+ *                    add/sub max(s1,s2), mul s1+s2; beyond 128-bit => fallback)
+ *   DIV              int (truncates toward zero; /0 and MIN/-1 => fallback),
+ *                    float (/0 => fallback), numeric (fallback unless exact
+ *                    rules are implemented)
+ *   MOD              int only (x % 0 => fallback; MIN % -1 = 0)
+ *   NEG              int (MIN => fallback), float, numeric
+ *   ADD/SUB          date +/- int4 => date (out of range => fallback);
+ *                    date - date => int4
+ *   CAST             between kinds: int->int (range checked), int->float8/float4,
+ *                    int->numeric, float4->float8, date->timestamp,
+ *                    bpchar->text (trailing spaces removed), varchar<->text
+ *   NUMERIC_TYPMOD   round a numeric to the scale of result_typmod (half away
+ *                    from zero); precision overflow => fallback
+ *   EXTRACT          (field) from date/timestamp; result numeric (extract) or
+ *                    float8 (date_part) per result_kind
+ *   DATE_TRUNC       (field) of a timestamp => timestamp
+ *   LIKE NOT_LIKE    text/varchar/bpchar LIKE pattern (escape '\'); args: value,
+ *   ILIKE NOT_ILIKE  pattern; ILIKE only shipped under C collation (ASCII folding)
+ *   SUBSTR           substring(text, from int [, for int]) by characters
+ *   LENGTH           char_length (bpchar: without trailing spaces), by characters
+ *   OCTET_LENGTH     bytes
+ *   UPPER LOWER      C collation only: ASCII letters
+ *   TEXTCAT          text || text
+ */
+typedef enum ApFunc
+{
+	AP_FN_ADD = 1,
+	AP_FN_SUB = 2,
+	AP_FN_MUL = 3,
+	AP_FN_DIV = 4,
+	AP_FN_MOD = 5,
+	AP_FN_NEG = 6,
+	AP_FN_CAST = 7,
+	AP_FN_NUMERIC_TYPMOD = 8,
+	AP_FN_EXTRACT = 9,
+	AP_FN_DATE_TRUNC = 10,
+	AP_FN_LIKE = 11,
+	AP_FN_NOT_LIKE = 12,
+	AP_FN_ILIKE = 13,
+	AP_FN_NOT_ILIKE = 14,
+	AP_FN_SUBSTR = 15,
+	AP_FN_LENGTH = 16,
+	AP_FN_OCTET_LENGTH = 17,
+	AP_FN_UPPER = 18,
+	AP_FN_LOWER = 19,
+	AP_FN_TEXTCAT = 20
+} ApFunc;
+
+/* FuncCall.field for EXTRACT / DATE_TRUNC */
+typedef enum ApDateField
+{
+	AP_FIELD_YEAR = 1,
+	AP_FIELD_QUARTER = 2,
+	AP_FIELD_MONTH = 3,
+	AP_FIELD_DAY = 4,
+	AP_FIELD_DOW = 5,
+	AP_FIELD_DOY = 6,
+	AP_FIELD_HOUR = 7,
+	AP_FIELD_MINUTE = 8,
+	AP_FIELD_SECOND = 9,
+	AP_FIELD_EPOCH = 10,
+	AP_FIELD_WEEK = 11
+} ApDateField;
+
+/* Storage of each kind's datum (what rows and constants carry). */
+#define AP_KIND_ATTLEN(k) \
+	((k) == AP_TYPE_BOOL ? 1 : (k) == AP_TYPE_INT2 ? 2 : \
+	 ((k) == AP_TYPE_INT4 || (k) == AP_TYPE_FLOAT4 || (k) == AP_TYPE_DATE) ? 4 : \
+	 ((k) == AP_TYPE_INT8 || (k) == AP_TYPE_FLOAT8 || (k) == AP_TYPE_TIMESTAMP || \
+	  (k) == AP_TYPE_TIMESTAMPTZ) ? 8 : -1)
+#define AP_KIND_ALIGN(k) \
+	((k) == AP_TYPE_BOOL ? 'c' : (k) == AP_TYPE_INT2 ? 's' : \
+	 ((k) == AP_TYPE_INT8 || (k) == AP_TYPE_FLOAT8 || (k) == AP_TYPE_TIMESTAMP || \
+	  (k) == AP_TYPE_TIMESTAMPTZ) ? 'd' : 'i')
+
 /* BoolExpr.kind */
 typedef enum ApBoolKind
 {
