@@ -1,0 +1,414 @@
+/*
+ * frames.c
+ *	  Unit test of diskd's frame decoding and handshake against malformed,
+ *	  truncated, oversized and random input.
+ *
+ * Each case runs the daemon's real connection code (ap_conn_serve) on one end
+ * of a socketpair in a thread and plays the client on the other end.  The
+ * daemon must answer with the right Error code or close the connection, and
+ * must never crash, hang or stop serving the next connection.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "diskd.h"
+#include "testutil.h"
+
+/* The globals main.c would define. */
+int			diskd_disk_id = 0;
+ApConfig	diskd_config;
+
+/* Logging goes to stderr only when asked (the cases provoke many warnings). */
+void
+diskd_log(const char *level, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (getenv("FRAMES_VERBOSE") == NULL)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "diskd %s: ", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+typedef struct Session
+{
+	int			client;
+	pthread_t	thread;
+	int			server;
+} Session;
+
+/* Thread body: serve one connection with the daemon's own code. */
+static void *
+serve(void *arg)
+{
+	ap_conn_serve(*(int *) arg);
+	return NULL;
+}
+
+/* Start a daemon-side connection and return the client end. */
+static void
+session_start(Session *s)
+{
+	int			sv[2];
+	struct timeval tv = {.tv_sec = 5};
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+	{
+		perror("socketpair");
+		exit(2);
+	}
+	s->client = sv[0];
+	s->server = sv[1];
+	setsockopt(s->client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (pthread_create(&s->thread, NULL, serve, &s->server) != 0)
+	{
+		perror("pthread_create");
+		exit(2);
+	}
+}
+
+/* Close the client end and wait for the daemon's side to finish. */
+static void
+session_end(Session *s)
+{
+	close(s->client);
+	pthread_join(s->thread, NULL);
+}
+
+static void
+send_raw(Session *s, const void *buf, size_t len)
+{
+	if (len > 0 && send(s->client, buf, len, MSG_NOSIGNAL) != (ssize_t) len)
+		perror("send");
+}
+
+static void
+send_frame(Session *s, const ActivePg__Frame *f)
+{
+	size_t		len = active_pg__frame__get_packed_size(f);
+	unsigned char *buf = malloc(len + 4);
+
+	ap_put_be32(buf, (uint32_t) len);
+	active_pg__frame__pack(f, buf + 4);
+	send_raw(s, buf, len + 4);
+	free(buf);
+}
+
+/* Read one frame from the daemon; NULL on EOF, timeout or garbage. */
+static ActivePg__Frame *
+recv_frame(Session *s)
+{
+	unsigned char hdr[4];
+	unsigned char *body;
+	uint32_t	len;
+	size_t		got = 0;
+	ActivePg__Frame *f;
+
+	while (got < 4)
+	{
+		ssize_t		n = recv(s->client, hdr + got, 4 - got, 0);
+
+		if (n <= 0)
+			return NULL;
+		got += n;
+	}
+	len = ap_get_be32(hdr);
+	if (len == 0 || len > AP_FRAME_MAX_BYTES)
+		return NULL;
+	body = malloc(len);
+	for (got = 0; got < len;)
+	{
+		ssize_t		n = recv(s->client, body + got, len - got, 0);
+
+		if (n <= 0)
+		{
+			free(body);
+			return NULL;
+		}
+		got += n;
+	}
+	f = active_pg__frame__unpack(NULL, len, body);
+	free(body);
+	return f;
+}
+
+/* Error code of the next frame, -1 if it is not an Error, -2 if none came. */
+static int
+next_error_code(Session *s)
+{
+	ActivePg__Frame *f = recv_frame(s);
+	int			code;
+
+	if (f == NULL)
+		return -2;
+	code = f->msg_case == ACTIVE_PG__FRAME__MSG_ERROR ? (int) f->error->code : -1;
+	active_pg__frame__free_unpacked(f, NULL);
+	return code;
+}
+
+/* True if the daemon closed its end (EOF within the receive timeout). */
+static bool
+closed_by_daemon(Session *s)
+{
+	char		c;
+
+	return recv(s->client, &c, 1, 0) == 0;
+}
+
+static void
+send_hello(Session *s, uint32_t version, const char *secret)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
+
+	h.protocol_version = version;
+	h.secret = (char *) secret;
+	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
+	f.hello = &h;
+	send_frame(s, &f);
+}
+
+/* Hello, expecting HelloReply. */
+static bool
+handshake_ok(Session *s)
+{
+	ActivePg__Frame *f;
+	bool		ok;
+
+	send_hello(s, AP_PROTOCOL_VERSION, "");
+	f = recv_frame(s);
+	ok = f != NULL && f->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY &&
+		f->hello_reply->protocol_version == AP_PROTOCOL_VERSION;
+	if (f)
+		active_pg__frame__free_unpacked(f, NULL);
+	return ok;
+}
+
+static void
+test_bad_lengths(void)
+{
+	Session		s;
+	unsigned char huge[4] = {0xff, 0xff, 0xff, 0xff};
+	unsigned char zero[4] = {0, 0, 0, 0};
+	unsigned char over[4];
+
+	session_start(&s);
+	send_raw(&s, huge, 4);
+	CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
+	CHECK(closed_by_daemon(&s));
+	session_end(&s);
+
+	session_start(&s);
+	ap_put_be32(over, AP_FRAME_MAX_BYTES + 1);
+	send_raw(&s, over, 4);
+	CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
+	session_end(&s);
+
+	session_start(&s);
+	send_raw(&s, zero, 4);
+	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+	session_end(&s);
+
+	/* the same after a successful handshake */
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+	send_raw(&s, huge, 4);
+	CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
+	session_end(&s);
+}
+
+static void
+test_garbage_and_truncation(void)
+{
+	Session		s;
+	unsigned char garbage[9] = {0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0xff};
+	unsigned char trunc[14] = {0, 0, 1, 0, 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x'};
+	unsigned char half_header[2] = {0, 0};
+
+	session_start(&s);
+	send_raw(&s, garbage, sizeof(garbage));
+	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+	session_end(&s);
+
+	/* body shorter than announced, then the client goes away */
+	session_start(&s);
+	send_raw(&s, trunc, sizeof(trunc));
+	shutdown(s.client, SHUT_WR);
+	CHECK(next_error_code(&s) != 0);	/* an Error or a close, never a reply */
+	session_end(&s);
+
+	/* half a header, then EOF */
+	session_start(&s);
+	send_raw(&s, half_header, sizeof(half_header));
+	shutdown(s.client, SHUT_WR);
+	{
+		int			code = next_error_code(&s);
+
+		CHECK(code == -2 || code == AP_ERR_PROTOCOL);
+	}
+	session_end(&s);
+}
+
+static void
+test_handshake_rules(void)
+{
+	Session		s;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Cancel cancel = ACTIVE_PG__CANCEL__INIT;
+	ActivePg__ScanRequest scan = ACTIVE_PG__SCAN_REQUEST__INIT;
+
+	session_start(&s);
+	send_hello(&s, 99, "");
+	CHECK_EQ(next_error_code(&s), AP_ERR_UNSUPPORTED);
+	session_end(&s);
+
+	/* a scan before Hello */
+	session_start(&s);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = &scan;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+	session_end(&s);
+
+	/* secret required and wrong */
+	diskd_config.secret = "s3cret";
+	session_start(&s);
+	send_hello(&s, AP_PROTOCOL_VERSION, "guess");
+	CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
+	session_end(&s);
+	session_start(&s);
+	send_hello(&s, AP_PROTOCOL_VERSION, "s3cret");
+	{
+		ActivePg__Frame *r = recv_frame(&s);
+
+		CHECK(r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY);
+		if (r)
+			active_pg__frame__free_unpacked(r, NULL);
+	}
+	session_end(&s);
+	diskd_config.secret = NULL;
+
+	/* a Cancel outside a scan is ignored; the connection keeps serving */
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+	f.msg_case = ACTIVE_PG__FRAME__MSG_CANCEL;
+	f.cancel = &cancel;
+	send_frame(&s, &f);
+	send_hello(&s, AP_PROTOCOL_VERSION, "");	/* Hello twice: out of order */
+	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+	session_end(&s);
+}
+
+static void
+test_bad_scan_requests(void)
+{
+	Session		s;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__ScanRequest scan = ACTIVE_PG__SCAN_REQUEST__INIT;
+	ActivePg__RelLocator rel = ACTIVE_PG__REL_LOCATOR__INIT;
+	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
+
+	rel.spc_oid = 1663;
+	rel.db_oid = 1;
+	rel.rel_number = 4000000000u;
+	snap.xmin = snap.xmax = 3;
+	scan.rel = &rel;
+	scan.snapshot = &snap;
+	scan.nblocks = 1;
+	scan.ndisks = 1;
+	scan.stripe_pages = 32;
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = &scan;
+
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+
+	/* geometry out of range: the scan fails, the connection stays usable */
+	scan.ndisks = 0;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	scan.ndisks = 1;
+	scan.disk_id = 5;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	scan.disk_id = 0;
+	scan.stripe_pages = 0;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	scan.stripe_pages = 32;
+
+	/* the global tablespace and oid 0 are refused; paths are never taken from us */
+	rel.spc_oid = 1664;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	rel.spc_oid = 1663;
+	rel.db_oid = 0;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	rel.db_oid = 1;
+
+	/* a relation that does not exist */
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_NO_RELATION);
+
+	/* no snapshot */
+	scan.snapshot = NULL;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_BAD_REQUEST);
+	session_end(&s);
+}
+
+/* Random frames: the daemon answers or closes, and never crashes. */
+static void
+test_random_frames(void)
+{
+	unsigned int seed = 20261122;
+
+	for (int i = 0; i < 500; i++)
+	{
+		Session		s;
+		unsigned char buf[4 + 256];
+		uint32_t	len = 1 + rand_r(&seed) % 256;
+		int			code;
+
+		for (uint32_t j = 0; j < len; j++)
+			buf[4 + j] = (unsigned char) rand_r(&seed);
+		ap_put_be32(buf, len);
+		session_start(&s);
+		if (i % 2 == 1)
+			CHECK(handshake_ok(&s));
+		send_raw(&s, buf, 4 + len);
+		shutdown(s.client, SHUT_WR);
+		code = next_error_code(&s);
+		/* an Error frame, or the connection closed; never a HelloReply/rows */
+		CHECK(code == -2 || code > 0);
+		session_end(&s);
+	}
+}
+
+int
+main(void)
+{
+	diskd_config.data_dir = ".";
+	diskd_config.queue_depth = 8;
+	diskd_config.memory_bytes = 64u << 20;
+	diskd_config.max_connections = 8;
+	diskd_config.direct_io_default = true;
+
+	test_bad_lengths();
+	test_garbage_and_truncation();
+	test_handshake_rules();
+	test_bad_scan_requests();
+	test_random_frames();
+	return TEST_DONE();
+}
