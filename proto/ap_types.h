@@ -144,6 +144,44 @@ typedef enum ApDateField
 	 ((k) == AP_TYPE_INT8 || (k) == AP_TYPE_FLOAT8 || (k) == AP_TYPE_TIMESTAMP || \
 	  (k) == AP_TYPE_TIMESTAMPTZ) ? 'd' : 'i')
 
+/*
+ * AggSpec.fn: aggregates computed per group at the disk.  The host maps
+ * PostgreSQL aggregates onto them (avg(x) = SUM + COUNT, merged and finalized
+ * on the host with PostgreSQL's own division) and finalizes every value.
+ * State column of each partial group row (a NULL state = no input rows):
+ *   COUNT_STAR, COUNT     int8 count
+ *   SUM of int2/int4/int8 numeric (exact; the host casts sum(int2/int4) to int8)
+ *   SUM of numeric        numeric, exact, dscale = max dscale of the inputs
+ *                         (a tuple whose value would overflow the disk's
+ *                         128-bit sum goes to the host as a fallback TID)
+ *   SUM of float4         float4 (accumulated in float, as float4pl does)
+ *   SUM of float8         float8 (accumulated in double; order may differ
+ *                         from PostgreSQL's serial sum -- as with parallel
+ *                         aggregation, the last bits may differ)
+ *   MIN, MAX              the argument's kind (text/bpchar only shipped under
+ *                         C collation; float NaN sorts above all as in PG)
+ *   BOOL_AND, BOOL_OR     bool
+ */
+typedef enum ApAggFn
+{
+	AP_AGG_COUNT_STAR = 1,
+	AP_AGG_COUNT = 2,
+	AP_AGG_SUM = 3,
+	AP_AGG_MIN = 4,
+	AP_AGG_MAX = 5,
+	AP_AGG_BOOL_AND = 6,
+	AP_AGG_BOOL_OR = 7
+} ApAggFn;
+
+/* Kind of the state column of an aggregate (see ApAggFn). */
+#define AP_AGG_STATE_KIND(fn, arg_kind) \
+	(((fn) == AP_AGG_COUNT_STAR || (fn) == AP_AGG_COUNT) ? AP_TYPE_INT8 : \
+	 (fn) == AP_AGG_SUM ? \
+		(((arg_kind) == AP_TYPE_FLOAT4 || (arg_kind) == AP_TYPE_FLOAT8) ? (arg_kind) : \
+		 AP_TYPE_NUMERIC) : \
+	 ((fn) == AP_AGG_BOOL_AND || (fn) == AP_AGG_BOOL_OR) ? AP_TYPE_BOOL : \
+	 (arg_kind))
+
 /* BoolExpr.kind */
 typedef enum ApBoolKind
 {
