@@ -366,7 +366,7 @@ handshake(ApConn *c)
 
 	hr.protocol_version = AP_PROTOCOL_VERSION;
 	hr.disk_id = diskd_config.disk_id;
-	hr.capabilities = AP_CAP_SELECT;
+	hr.capabilities = AP_CAP_SELECT | AP_CAP_EXPRESSIONS;
 	hr.server_version = "diskd 0.1";
 	reply.msg_case = ACTIVE_PG__FRAME__MSG_HELLO_REPLY;
 	reply.hello_reply = &hr;

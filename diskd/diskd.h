@@ -9,6 +9,9 @@
  *   numeric.c    numeric's on-disk format and comparison
  *   visibility.c three-valued MVCC visibility against the shipped snapshot
  *   vm.c         the expression VM: compile a protobuf Expr, evaluate in 3VL
+ *   vm_num.c     VM arithmetic: int, float and exact numeric; casts
+ *   vm_date.c    VM dates: date arithmetic, extract, date_trunc
+ *   vm_str.c     VM strings: LIKE, substring, length, case, concatenation
  *   rowenc.c     encode projected values into RowBatch rows (proto/ap_rows.h)
  *   ioring.c     io_uring stripe-unit reader (O_DIRECT, aligned buffers)
  *   scan.c       one scan: read units, decide visibility, filter, project, ship
@@ -193,6 +196,39 @@ ApStatus	ap_numeric_decode(const unsigned char *payload, uint32_t len, ApNumeric
 /* Compare as numeric_cmp does: -1, 0, 1 (NaN = NaN, NaN > +inf > finite > -inf). */
 int			ap_numeric_cmp(const ApNumeric *a, const ApNumeric *b);
 
+/*
+ * Exact fixed-point numerics for computed values: value = coef * 10^-dscale,
+ * |coef| < 10^38.  Every operation returns AP_FALLBACK when the exact result
+ * leaves that range (the host computes it with arbitrary precision).
+ */
+typedef __int128 ap_i128;
+typedef unsigned __int128 ap_u128;
+
+typedef struct ApFixed
+{
+	ap_i128		coef;
+	int			dscale;
+} ApFixed;
+
+/* Largest payload ap_numeric_encode_* writes (header + 11 digits). */
+#define AP_NUMERIC_FIXED_MAX_BYTES	32
+
+ApStatus	ap_numeric_to_fixed(const ApNumeric *n, ApFixed *out);
+/* Encode as a numeric payload (no varlena header), as make_result() would. */
+uint32_t	ap_numeric_encode_fixed(const ApFixed *f, unsigned char *buf);
+uint32_t	ap_numeric_encode_special(ApNumSpecial s, unsigned char *buf);
+/* a + b, or a - b when negate_b; dscale max(a, b). */
+ApStatus	ap_fixed_add(const ApFixed *a, const ApFixed *b, bool negate_b, ApFixed *r);
+/* a * b; dscale a + b. */
+ApStatus	ap_fixed_mul(const ApFixed *a, const ApFixed *b, ApFixed *r);
+/* a / b with numeric_div's result scale and rounding; b = 0 is AP_FALLBACK. */
+ApStatus	ap_fixed_div(const ApFixed *a, const ApFixed *b, ApFixed *r);
+/* Round half away from zero to scale (negative: to 10^-scale, dscale 0). */
+ApStatus	ap_fixed_round(const ApFixed *a, int scale, ApFixed *r);
+/* numeric(p,s) coercion for typmod ((p << 16) | s) + 4; overflow is AP_FALLBACK. */
+ApStatus	ap_fixed_typmod(const ApFixed *a, int32_t typmod, ApFixed *r);
+int			ap_fixed_cmp(const ApFixed *a, const ApFixed *b);
+
 /* ---------- visibility.c ---------- */
 
 typedef struct ApSnapshot
@@ -258,6 +294,7 @@ typedef enum ApTri
 } ApTri;
 
 typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
+typedef struct ApArena ApArena; /* per-tuple scratch of a program (vm_internal.h) */
 
 typedef struct ApProgram
 {
@@ -265,19 +302,33 @@ typedef struct ApProgram
 	int			max_attno;		/* highest attribute the filter or projection reads */
 	int		   *project;		/* attribute numbers to ship */
 	int			nproject;
+	ApExpr	  **exprs;			/* computed projections, shipped after project[] */
+	ApColumn   *expr_cols;		/* their datum layout (AP_KIND_ATTLEN/ALIGN of the kind) */
+	int			nexprs;
+	/* server encoding is UTF8; set by the caller after compiling (default: ASCII only) */
+	bool		encoding_utf8;
+	ApArena    *arena;
 	char		error[256];		/* why compilation failed */
 } ApProgram;
 
 /*
  * Compile the protobuf program against the tuple descriptor.  Returns 0, or
  * an ApErrCode (AP_ERR_UNSUPPORTED / AP_ERR_BAD_REQUEST) with prog->error set.
- * Checks every attribute number, operator, type kind and constant size.
+ * Checks every attribute number, operator, function signature, type kind and
+ * constant size.
  */
 int			ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 							   ApProgram *prog);
 void		ap_program_free(ApProgram *prog);
 /* Evaluate the filter on deformed values (values[i] = attnum i+1). */
 ApTri		ap_program_filter(const ApProgram *prog, const ApValue *values);
+/*
+ * Evaluate the computed projections into out[0..nexprs-1]: datums of each
+ * result kind (4-byte-header varlenas for text and numeric) in the program's
+ * arena, valid until the next filter or project call.  AP_FALLBACK if any of
+ * them cannot be computed exactly: the tuple goes to the host.
+ */
+ApStatus	ap_program_project(const ApProgram *prog, const ApValue *values, ApValue *out);
 
 /* ---------- rowenc.c ---------- */
 
@@ -298,6 +349,13 @@ void		ap_rowbuf_free(ApRowBuf *b);
  */
 int			ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 							 const int *project, int nproject, const ApValue *values);
+/*
+ * The same followed by nexprs computed values evals[i] laid out as ecols[i]
+ * (natts = nproject + nexprs).
+ */
+int			ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
+								   const int *project, int nproject, const ApValue *values,
+								   const ApColumn *ecols, int nexprs, const ApValue *evals);
 
 /* ---------- ioring.c ---------- */
 

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,11 @@
 
 #define READER_MAX_PARTS		2	/* a unit of <= AP_RELSEG_BLOCKS spans <= 2 segments */
 #define READER_PART_BITS		8	/* user_data = slot << 8 | part */
+#define READER_INIT_RETRIES		4	/* io_uring_queue_init attempts after ENOMEM */
+#define READER_INIT_RETRY_US	5000	/* first back-off, doubled each time */
+#define READER_MEMLOCK_SHARE	16	/* register at most 1/16 of RLIMIT_MEMLOCK */
+
+static size_t memlock_share_bytes(void);
 
 typedef struct ReadPart
 {
@@ -396,7 +402,18 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 		iov[i].iov_len = (size_t) stripe_pages * AP_BLCKSZ;
 	}
 
-	rc = io_uring_queue_init(r->nslots * READER_MAX_PARTS, &r->ring, 0);
+	/*
+	 * Ring memory released by a previous scan's teardown is freed
+	 * asynchronously by the kernel; a burst of short scans can briefly run
+	 * out.  Retry a few times before failing the scan.
+	 */
+	for (int attempt = 0;; attempt++)
+	{
+		rc = io_uring_queue_init(r->nslots * READER_MAX_PARTS, &r->ring, 0);
+		if (rc != -ENOMEM || attempt >= READER_INIT_RETRIES)
+			break;
+		usleep(READER_INIT_RETRY_US << attempt);
+	}
 	if (rc < 0)
 	{
 		*err = AP_ERR_IO;
@@ -404,9 +421,19 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 		goto fail;
 	}
 	r->ring_ok = true;
-	rc = io_uring_register_buffers(&r->ring, iov, r->nslots);
+	/*
+	 * Registered buffers are pinned and charged to RLIMIT_MEMLOCK until the
+	 * kernel's asynchronous teardown unpins them; register only when they
+	 * take a small share of the limit, so that concurrent and back-to-back
+	 * scans never exhaust it.  Plain reads into the same buffers are used
+	 * otherwise.
+	 */
+	if (r->bufs_bytes <= memlock_share_bytes())
+		rc = io_uring_register_buffers(&r->ring, iov, r->nslots);
+	else
+		rc = -ENOSPC;
 	r->registered = (rc == 0);
-	if (rc < 0)
+	if (rc < 0 && rc != -ENOSPC)
 	{
 		static atomic_bool logged = false;
 
@@ -516,6 +543,19 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 	chunk->io_us = r->wait_us;
 	r->wait_us = 0;
 	return 1;
+}
+
+/* Bytes of registered buffers one reader may pin (RLIMIT_MEMLOCK share). */
+static size_t
+memlock_share_bytes(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	return (size_t) (rl.rlim_cur / READER_MEMLOCK_SHARE);
 }
 
 /* Release everything; waits for submitted reads first.  NULL is fine. */

@@ -192,3 +192,391 @@ ap_numeric_cmp(const ApNumeric *a, const ApNumeric *b)
 		return a->negative ? -1 : 1;
 	return a->negative ? -cmp_abs(a, b) : cmp_abs(a, b);
 }
+
+/* ---------------- exact fixed-point arithmetic ---------------- */
+
+/*
+ * Computed numerics are value = coef * 10^-dscale with |coef| < 10^38, so a
+ * sum of two never overflows int128 and every result is checked against the
+ * bound again.  PostgreSQL's numeric is arbitrary precision; whatever leaves
+ * this range is AP_FALLBACK and the host computes it.
+ */
+#define FIXED_MAX_POW10			38
+#define NUMERIC_MAX_DSCALE		0x3FFF	/* NUMERIC_DSCALE_MAX */
+#define NUMERIC_SHORT_DSCALE_MAX 63
+#define NUMERIC_SHORT_WEIGHT_MAX 63
+#define NUMERIC_SHORT_WEIGHT_MIN (-64)
+
+/* 10^k for 0 <= k <= 38 as an unsigned 128-bit integer. */
+static ap_u128
+pow10_u128(int k)
+{
+	ap_u128		r = 1;
+
+	while (k-- > 0)
+		r *= 10;
+	return r;
+}
+
+/* |coef| below 10^38: the invariant of every ApFixed. */
+static bool
+fixed_in_range(ap_i128 coef)
+{
+	ap_u128		mag = coef < 0 ? -(ap_u128) coef : (ap_u128) coef;
+
+	return mag < pow10_u128(FIXED_MAX_POW10);
+}
+
+/* Multiply by 10^k (k >= 0) keeping the invariant; false on overflow. */
+static bool
+fixed_scale_up(ap_i128 coef, int k, ap_i128 *out)
+{
+	if (coef == 0)
+	{
+		*out = 0;
+		return true;
+	}
+	if (k > FIXED_MAX_POW10)
+		return false;
+	if (__builtin_mul_overflow(coef, (ap_i128) pow10_u128(k), out))
+		return false;
+	return fixed_in_range(*out);
+}
+
+/* Convert a finite decoded numeric; AP_FALLBACK beyond 38 digits. */
+ApStatus
+ap_numeric_to_fixed(const ApNumeric *n, ApFixed *out)
+{
+	ap_i128		acc = 0;
+	int			e;
+
+	if (n->special != AP_NUM_FINITE || n->dscale > NUMERIC_MAX_DSCALE)
+		return AP_FALLBACK;
+	out->dscale = n->dscale;
+	out->coef = 0;
+	if (n->ndigits == 0)
+		return AP_OK;
+	for (int i = 0; i < n->ndigits; i++)
+	{
+		if (__builtin_mul_overflow(acc, (ap_i128) NBASE, &acc) || !fixed_in_range(acc))
+			return AP_FALLBACK;
+		acc += num_digit(n, i);
+	}
+	/* acc is the integer of the digits; its last digit has weight w-ndigits+1 */
+	e = 4 * (n->weight - n->ndigits + 1) + n->dscale;
+	if (e >= 0)
+	{
+		if (!fixed_scale_up(acc, e, &acc))
+			return AP_FALLBACK;
+	}
+	else
+	{
+		ap_i128		div;
+
+		/* digits below dscale are zero in every datum PostgreSQL writes */
+		if (-e > FIXED_MAX_POW10)
+			return AP_FALLBACK;
+		div = (ap_i128) pow10_u128(-e);
+		if (acc % div != 0)
+			return AP_FALLBACK;
+		acc /= div;
+	}
+	out->coef = n->negative ? -acc : acc;
+	return AP_OK;
+}
+
+/*
+ * Base-10000 digits of a fixed value, most significant first, leading and
+ * trailing zero digits stripped, and the weight of the first digit.  The
+ * fraction is first padded to a multiple of 4 decimal places: with pad zeros
+ * appended, the lowest digit is (coef mod 10^(4-pad)) * 10^pad and the rest
+ * are the base-10000 digits of coef / 10^(4-pad).
+ */
+static int
+fixed_digits(const ApFixed *f, int16_t *digits, int *weight)
+{
+	ap_u128		mag = f->coef < 0 ? -(ap_u128) f->coef : (ap_u128) f->coef;
+	int			pad = (4 - f->dscale % 4) % 4;
+	int			lowpos = -((f->dscale + pad) / 4);	/* weight of the lowest digit */
+	int16_t		rev[16];
+	int			n = 0;
+	int			first = 0;
+
+	if (mag == 0)
+	{
+		*weight = 0;
+		return 0;
+	}
+	if (pad > 0)
+	{
+		ap_u128		unit = pow10_u128(4 - pad);
+
+		rev[n++] = (int16_t) ((mag % unit) * (ap_u128) pow10_u128(pad));
+		mag /= unit;
+	}
+	while (mag > 0)
+	{
+		rev[n++] = (int16_t) (mag % NBASE);
+		mag /= NBASE;
+	}
+	/* rev[] is least significant first; drop trailing (low) zero digits */
+	while (first < n && rev[first] == 0)
+	{
+		first++;
+		lowpos++;
+	}
+	for (int i = 0; i < n - first; i++)
+		digits[i] = rev[n - 1 - i];
+	*weight = lowpos + (n - first) - 1;
+	return n - first;
+}
+
+/* Write a numeric payload header and digits (make_result's layout choice). */
+static uint32_t
+encode_payload(bool negative, int weight, int dscale, const int16_t *digits,
+			   int ndigits, unsigned char *buf)
+{
+	uint16_t	h;
+	uint32_t	off;
+
+	if (ndigits == 0)
+	{
+		/* zero: no digits, weight 0, positive */
+		weight = 0;
+		negative = false;
+	}
+	if (dscale <= NUMERIC_SHORT_DSCALE_MAX && weight <= NUMERIC_SHORT_WEIGHT_MAX &&
+		weight >= NUMERIC_SHORT_WEIGHT_MIN)
+	{
+		h = (uint16_t) (NUMERIC_SHORT | (negative ? NUMERIC_SHORT_SIGN : 0) |
+						(dscale << NUMERIC_SHORT_DSCALE_SHIFT) |
+						(weight < 0 ? NUMERIC_SHORT_WSIGN : 0) |
+						(weight & NUMERIC_SHORT_WMASK));
+		memcpy(buf, &h, 2);
+		off = 2;
+	}
+	else
+	{
+		int16_t		w = (int16_t) weight;
+
+		h = (uint16_t) ((negative ? NUMERIC_NEG : 0) | (dscale & NUMERIC_DSCALE_MASK));
+		memcpy(buf, &h, 2);
+		memcpy(buf + 2, &w, 2);
+		off = 4;
+	}
+	memcpy(buf + off, digits, (size_t) ndigits * 2);
+	return off + (uint32_t) ndigits * 2;
+}
+
+/* Encode a fixed value as a numeric payload; returns its byte length. */
+uint32_t
+ap_numeric_encode_fixed(const ApFixed *f, unsigned char *buf)
+{
+	int16_t		digits[16];
+	int			weight;
+	int			n = fixed_digits(f, digits, &weight);
+
+	return encode_payload(f->coef < 0, weight, f->dscale, digits, n, buf);
+}
+
+/* Encode NaN or an infinity as a numeric payload (2 bytes). */
+uint32_t
+ap_numeric_encode_special(ApNumSpecial s, unsigned char *buf)
+{
+	uint16_t	h = s == AP_NUM_NAN ? NUMERIC_NAN :
+		s == AP_NUM_PINF ? NUMERIC_PINF : NUMERIC_NINF;
+
+	memcpy(buf, &h, 2);
+	return 2;
+}
+
+/* Bring a and b to the larger dscale; false on overflow. */
+static bool
+fixed_align(const ApFixed *a, const ApFixed *b, ap_i128 *ca, ap_i128 *cb, int *scale)
+{
+	*scale = a->dscale > b->dscale ? a->dscale : b->dscale;
+	return fixed_scale_up(a->coef, *scale - a->dscale, ca) &&
+		fixed_scale_up(b->coef, *scale - b->dscale, cb);
+}
+
+/* a + b (negate_b: a - b); result dscale max(a, b) as add_var/sub_var. */
+ApStatus
+ap_fixed_add(const ApFixed *a, const ApFixed *b, bool negate_b, ApFixed *r)
+{
+	ap_i128		ca,
+				cb;
+	int			scale;
+
+	if (!fixed_align(a, b, &ca, &cb, &scale))
+		return AP_FALLBACK;
+	r->coef = negate_b ? ca - cb : ca + cb;
+	r->dscale = scale;
+	return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
+}
+
+/* a * b; result dscale a + b as numeric_mul requests (exact product). */
+ApStatus
+ap_fixed_mul(const ApFixed *a, const ApFixed *b, ApFixed *r)
+{
+	r->dscale = a->dscale + b->dscale;
+	if (r->dscale > NUMERIC_MAX_DSCALE)
+		return AP_FALLBACK;		/* PostgreSQL would round; rare enough */
+	if (__builtin_mul_overflow(a->coef, b->coef, &r->coef))
+		return AP_FALLBACK;
+	return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
+}
+
+/* Divide a magnitude by 10^k rounding half away from zero (round_var). */
+static ap_u128
+round_div_pow10(ap_u128 mag, int k)
+{
+	ap_u128		unit;
+	ap_u128		q;
+
+	if (k > FIXED_MAX_POW10)
+		return 0;				/* |value| < 10^38 rounds to zero */
+	unit = pow10_u128(k);
+	q = mag / unit;
+	if ((mag % unit) * 2 >= unit)
+		q++;
+	return q;
+}
+
+/*
+ * Round to `scale` decimal places, half away from zero; a negative scale
+ * rounds to tens, hundreds, ... and leaves dscale 0 (apply_typmod's rules).
+ */
+ApStatus
+ap_fixed_round(const ApFixed *a, int scale, ApFixed *r)
+{
+	int			target = scale < 0 ? 0 : scale;
+
+	if (scale >= a->dscale)
+	{
+		if (!fixed_scale_up(a->coef, scale - a->dscale, &r->coef))
+			return AP_FALLBACK;
+		r->dscale = scale;
+		return AP_OK;
+	}
+	else
+	{
+		ap_u128		mag = a->coef < 0 ? -(ap_u128) a->coef : (ap_u128) a->coef;
+		ap_i128		q;
+
+		mag = round_div_pow10(mag, a->dscale - scale);
+		q = (ap_i128) mag;
+		/* scale < 0: put the rounded-away places back as zeros */
+		if (scale < 0 && !fixed_scale_up(q, -scale, &q))
+			return AP_FALLBACK;
+		r->coef = a->coef < 0 ? -q : q;
+		r->dscale = target;
+		return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
+	}
+}
+
+/*
+ * numeric(p,s) coercion: round to s, then the integer part may have at most
+ * p - s decimal digits (a zero integer part has none).  typmod < 4 (no
+ * typmod) leaves the value alone.  AP_FALLBACK is PostgreSQL's "numeric
+ * field overflow".
+ */
+ApStatus
+ap_fixed_typmod(const ApFixed *a, int32_t typmod, ApFixed *r)
+{
+	int			precision,
+				scale,
+				intdigits = 0;
+	ap_u128		mag;
+
+	if (typmod < 4)
+	{
+		*r = *a;
+		return AP_OK;
+	}
+	precision = ((typmod - 4) >> 16) & 0xffff;
+	scale = (((typmod - 4) & 0x7ff) ^ 1024) - 1024;
+	if (ap_fixed_round(a, scale, r) != AP_OK)
+		return AP_FALLBACK;
+	mag = r->coef < 0 ? -(ap_u128) r->coef : (ap_u128) r->coef;
+	if (r->dscale <= FIXED_MAX_POW10)
+	{
+		mag /= pow10_u128(r->dscale);
+		while (mag > 0)
+		{
+			intdigits++;
+			mag /= 10;
+		}
+	}
+	return intdigits > precision - scale ? AP_FALLBACK : AP_OK;
+}
+
+/*
+ * numeric division as numeric_div: the result scale is select_div_scale()'s
+ * (at least 16 significant digits, not below either input's dscale, within
+ * 0..1000), the quotient rounded half away from zero.  b = 0 is AP_FALLBACK
+ * (division by zero error).
+ */
+ApStatus
+ap_fixed_div(const ApFixed *a, const ApFixed *b, ApFixed *r)
+{
+	int16_t		da[16],
+				db[16];
+	int			wa = 0,
+				wb = 0;
+	int			na;
+	int			qweight,
+				rscale,
+				k;
+	ap_i128		num;
+	ap_u128		ma,
+				mb,
+				q,
+				rem;
+
+	if (b->coef == 0)
+		return AP_FALLBACK;
+	na = fixed_digits(a, da, &wa);
+	(void) fixed_digits(b, db, &wb);	/* b != 0: db[0] is its first digit */
+	/* stripped digits: the first is the first nonzero one (0 for a zero a) */
+	qweight = (na > 0 ? wa : 0) - wb;
+	if ((na > 0 ? da[0] : 0) <= db[0])
+		qweight--;
+	rscale = 16 - qweight * 4;
+	if (rscale < a->dscale)
+		rscale = a->dscale;
+	if (rscale < b->dscale)
+		rscale = b->dscale;
+	if (rscale < 0)
+		rscale = 0;
+	if (rscale > 1000)
+		rscale = 1000;
+
+	/* q = a / b at rscale = a.coef * 10^(rscale - sa + sb) / b.coef */
+	k = rscale - a->dscale + b->dscale;
+	if (!fixed_scale_up(a->coef, k, &num))
+		return AP_FALLBACK;
+	ma = num < 0 ? -(ap_u128) num : (ap_u128) num;
+	mb = b->coef < 0 ? -(ap_u128) b->coef : (ap_u128) b->coef;
+	q = ma / mb;
+	rem = ma % mb;
+	if (rem * 2 >= mb)
+		q++;
+	r->coef = ((num < 0) != (b->coef < 0)) ? -(ap_i128) q : (ap_i128) q;
+	r->dscale = rscale;
+	return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
+}
+
+/* Three-way compare of two fixed values (exact, no overflow). */
+int
+ap_fixed_cmp(const ApFixed *a, const ApFixed *b)
+{
+	unsigned char pa[40],
+				pb[40];
+	ApNumeric	na,
+				nb;
+
+	/* aligning could overflow; the digit form compares any two exactly */
+	ap_numeric_decode(pa, ap_numeric_encode_fixed(a, pa), &na);
+	ap_numeric_decode(pb, ap_numeric_encode_fixed(b, pb), &nb);
+	return ap_numeric_cmp(&na, &nb);
+}

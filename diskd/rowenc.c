@@ -103,10 +103,37 @@ rowbuf_reserve(ApRowBuf *b, uint64_t need)
 	return 0;
 }
 
-/* Append one row: a sizing pass, then a writing pass over the same rules. */
+/* The i-th value of a row: projected attributes first, then computed values. */
+static inline void
+row_value(const ApTupleDesc *desc, const int *project, int nproject,
+		  const ApValue *values, const ApColumn *ecols, const ApValue *evals,
+		  int i, const ApColumn **col, const ApValue **v)
+{
+	if (i < nproject)
+	{
+		*col = &desc->cols[project[i] - 1];
+		*v = &values[project[i] - 1];
+	}
+	else
+	{
+		*col = &ecols[i - nproject];
+		*v = &evals[i - nproject];
+	}
+}
+
+/* Append one row of attributes only. */
 int
 ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 				 const int *project, int nproject, const ApValue *values)
+{
+	return ap_rowbuf_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL);
+}
+
+/* Append one row: a sizing pass, then a writing pass over the same rules. */
+int
+ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
+					   const int *project, int nproject, const ApValue *values,
+					   const ApColumn *ecols, int nexprs, const ApValue *evals)
 {
 	uint32_t	start = AP_ROW_ALIGN_UP(b->len);
 	uint16_t	flags = 0;
@@ -115,23 +142,28 @@ ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 	uint32_t	off;
 	unsigned char *row;
 	ApRowHeader hdr;
+	const ApColumn *col;
+	const ApValue *v;
+	int			natts = nproject + nexprs;
 	int			rc;
 
-	if (nproject < 0 || nproject > UINT16_MAX)
+	if (nproject < 0 || nexprs < 0 || natts > UINT16_MAX)
 		return -EINVAL;
-	for (int i = 0; i < nproject; i++)
-		if (values[project[i] - 1].isnull)
-			flags |= AP_ROW_HASNULLS;
-
-	dataoff = AP_ROW_DATA_OFFSET(flags, (uint32_t) nproject);
-	end = dataoff;
-	for (int i = 0; i < nproject; i++)
+	for (int i = 0; i < natts; i++)
 	{
-		const ApValue *v = &values[project[i] - 1];
+		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
+		if (v->isnull)
+			flags |= AP_ROW_HASNULLS;
+	}
 
+	dataoff = AP_ROW_DATA_OFFSET(flags, (uint32_t) natts);
+	end = dataoff;
+	for (int i = 0; i < natts; i++)
+	{
+		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
 		if (v->isnull)
 			continue;
-		end = place(&desc->cols[project[i] - 1], v, (uint32_t) end) + (uint64_t) v->len;
+		end = place(col, v, (uint32_t) end) + (uint64_t) v->len;
 		if (end > UINT32_MAX)
 			return -ENOMEM;
 	}
@@ -145,19 +177,18 @@ ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 
 	hdr.row_bytes = (uint32_t) end;
 	hdr.flags = flags;
-	hdr.natts = (uint16_t) nproject;
+	hdr.natts = (uint16_t) natts;
 	memcpy(row, &hdr, sizeof(hdr));
 
 	off = dataoff;
-	for (int i = 0; i < nproject; i++)
+	for (int i = 0; i < natts; i++)
 	{
-		const ApValue *v = &values[project[i] - 1];
-
+		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
 		if (v->isnull)
 			continue;
 		if (flags & AP_ROW_HASNULLS)
 			row[AP_ROW_HEADER_BYTES + (i >> 3)] |= (unsigned char) (1u << (i & 7));
-		off = place(&desc->cols[project[i] - 1], v, off);
+		off = place(col, v, off);
 		memcpy(row + off, v->ptr, v->len);
 		off += v->len;
 	}

@@ -58,6 +58,7 @@ typedef struct Scan
 	ApRowBuf	rows;
 	bool		rows_ok;
 	ApValue    *values;			/* max(prog.max_attno, 1) entries */
+	ApValue    *evals;			/* max(prog.nexprs, 1) computed projections */
 
 	uint64_t   *tids;			/* pending Fallback.tids */
 	uint32_t	ntids;
@@ -420,9 +421,18 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		if (pass != AP_TRUE)
 			continue;
+		/* a computed projection that cannot be reproduced sends the tuple home */
+		if (s->prog.nexprs > 0 &&
+			ap_program_project(&s->prog, s->values, s->evals) != AP_OK)
+		{
+			if (fallback_tid(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
 		s->stats.tuples_passed++;
-		if (ap_rowbuf_append(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
-							 s->values) < 0)
+		if (ap_rowbuf_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
+								   s->values, s->prog.expr_cols, s->prog.nexprs,
+								   s->evals) < 0)
 			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
 		if (s->rows.len >= s->batch_bytes && flush_rows(s) < 0)
 			return -1;
@@ -565,11 +575,13 @@ prepare_scan(Scan *s)
 	if (rc != 0)
 		return scan_fail(s, (uint32_t) rc, "program: %s", s->prog.error);
 	s->prog_ok = true;
+	s->prog.encoding_utf8 = req->encoding_utf8;
 
 	s->values = calloc(s->prog.max_attno > 0 ? s->prog.max_attno : 1, sizeof(ApValue));
+	s->evals = calloc(s->prog.nexprs > 0 ? s->prog.nexprs : 1, sizeof(ApValue));
 	s->tids = malloc(SCAN_FALLBACK_BATCH * sizeof(uint64_t));
 	s->fb_blocks = malloc(SCAN_FALLBACK_BATCH * sizeof(uint32_t));
-	if (s->values == NULL || s->tids == NULL || s->fb_blocks == NULL)
+	if (s->values == NULL || s->evals == NULL || s->tids == NULL || s->fb_blocks == NULL)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	if (ap_xidcache_init(&s->cache, SCAN_XIDCACHE_INIT) < 0)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
@@ -600,7 +612,7 @@ scan_units(Scan *s)
 
 	for (;;)
 	{
-		ApChunk		chunk;
+		ApChunk		chunk = {0};
 		uint32_t	i;
 
 		rc = ap_reader_next(s->reader, &chunk, errbuf, sizeof(errbuf));
@@ -736,6 +748,7 @@ done:
 	if (s->prog_ok)
 		ap_program_free(&s->prog);
 	free(s->values);
+	free(s->evals);
 	free(s->tids);
 	free(s->fb_blocks);
 	free(s->snap.xip);

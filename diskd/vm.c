@@ -1,25 +1,31 @@
 /*
  * vm.c
- *	  The expression VM: compile a protobuf Program, evaluate it in 3VL.
+ *	  The expression VM: compile a protobuf Program, evaluate it per tuple.
  *
  * Rules of this file:
  *  - Compilation is where everything is checked: attribute numbers against
- *    the descriptor, operators, comparison families against the argument
- *    type kinds, constant sizes, tree depth and size.  A program that
- *    compiles can be evaluated on any tuple without further checks beyond
- *    the datum contents themselves.
- *  - Evaluation is SQL's three-valued logic plus a fourth value,
+ *    the descriptor, operators, comparison families and function signatures
+ *    against the argument type kinds, constant sizes, tree depth and size.
+ *    A program that compiles can be evaluated on any tuple without further
+ *    checks beyond the datum contents themselves.
+ *  - Boolean positions use SQL's three-valued logic plus a fourth value,
  *    AP_TRI_FALLBACK, for "cannot reproduce exactly": an external TOAST
- *    value, an lz4 or oversized compressed value, a corrupt datum, a date
- *    outside timestamp range.  FALLBACK propagates unless SQL has already
- *    decided the result (a FALSE in an AND, a TRUE in an OR).
+ *    value, an lz4 or oversized compressed value, a corrupt datum, or any
+ *    case where PostgreSQL would raise an error (overflow, division by zero).
+ *    AND/OR decide in argument order as PostgreSQL's executor does: a FALSE
+ *    (TRUE) decides only if no FALLBACK came before it, because PostgreSQL
+ *    would have raised the error of that earlier argument.
+ *  - Value positions evaluate to an ApVal (vm_internal.h); arithmetic,
+ *    dates and strings live in vm_num.c, vm_date.c and vm_str.c.  Functions
+ *    are strict: all arguments are evaluated first (as PostgreSQL does), a
+ *    FALLBACK among them wins over a NULL.  CASE and COALESCE evaluate
+ *    lazily, as PostgreSQL does, so only the branches taken can fall back.
  *  - Comparisons reproduce PostgreSQL's comparison functions bit for bit:
  *    float NaN = NaN and above everything, -0 = 0; numeric via numeric.c;
  *    text byte-wise (the host ships ordering only under C collation); bpchar
  *    ignoring trailing spaces; date vs timestamp by converting the date.
- *  - Evaluation never allocates: decompression scratch belongs to the
- *    compiled program (two buffers, one per comparison operand; operands of
- *    a comparison are leaves or complete before the other is fetched).
+ *  - Evaluation never mallocs: decompressed and computed values go to the
+ *    program's arena, reset at the start of each filter or projection call.
  */
 #include <errno.h>
 #include <float.h>
@@ -29,15 +35,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diskd.h"
+#include "vm_internal.h"
 
-/* Decompression scratch per comparison operand. */
-#define AP_VM_SCRATCH_BYTES		(64u * 1024u)
-
-/* Date/timestamp facts (datatype/timestamp.h). */
-#define USECS_PER_DAY			INT64_C(86400000000)
-#define DATE_TS_MAX_DAYS		106751983	/* TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE */
-#define DATE_TS_MIN_DAYS		(-2451545)	/* Julian day 0 relative to 2000-01-01 */
+/* Arena per program: decompressed operands and computed values of one tuple. */
+#define AP_VM_ARENA_BYTES		(1024u * 1024u)
+#define AP_MAX_FUNC_ARGS		3
 
 typedef enum ApNodeKind
 {
@@ -48,36 +50,35 @@ typedef enum ApNodeKind
 	N_OR,
 	N_NOT,
 	N_NULLTEST,
-	N_BOOLTEST
+	N_BOOLTEST,
+	N_FUNC,
+	N_CASE,
+	N_COALESCE
 } ApNodeKind;
 
 /* One node of a compiled expression. */
 typedef struct ApNode
 {
 	ApNodeKind	kind;
-	uint8_t		type_kind;		/* N_VAR/N_CONST: ApTypeKind; others yield bool */
+	uint8_t		type_kind;		/* result kind; BOOL for logic nodes */
 	uint8_t		op;				/* N_OP: ApOp */
 	uint8_t		cmp;			/* N_OP: ApCmp */
 	uint8_t		test;			/* N_BOOLTEST: ApBoolTest */
+	uint8_t		fn;				/* N_FUNC: ApFunc */
+	uint8_t		field;			/* N_FUNC: ApDateField */
 	bool		is_not_null;	/* N_NULLTEST */
+	bool		has_default;	/* N_CASE: last arg is the ELSE result */
+	int32_t		typmod;			/* N_FUNC: result_typmod */
 	int			attno;			/* N_VAR */
 	ApValue		konst;			/* N_CONST: points into its own copy */
-	int			nargs;
+	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
 	struct ApNode **args;
 } ApNode;
 
-/* Mutable evaluation state, reached through the const program. */
-typedef struct ApScratch
-{
-	unsigned char *buf[2];
-	uint32_t	cap;
-} ApScratch;
-
-/* The opaque compiled expression: root plus per-program scratch. */
+/* The opaque compiled expression. */
 struct ApExpr
 {
 	ApNode	   *root;
-	ApScratch  *scratch;
 };
 
 /* Compilation context: error reporting and limits. */
@@ -87,7 +88,6 @@ typedef struct CompileCtx
 	ApProgram  *prog;
 	int			nnodes;
 	int			max_attno;
-	bool		need_scratch;
 } CompileCtx;
 
 /* Record why compilation failed (first error wins) and return its code. */
@@ -131,48 +131,35 @@ kind_is_varlena(int k)
 static uint32_t
 kind_fixed_size(int k)
 {
-	switch (k)
-	{
-		case AP_TYPE_BOOL:
-			return 1;
-		case AP_TYPE_INT2:
-			return 2;
-		case AP_TYPE_INT4:
-		case AP_TYPE_FLOAT4:
-		case AP_TYPE_DATE:
-			return 4;
-		case AP_TYPE_INT8:
-		case AP_TYPE_FLOAT8:
-		case AP_TYPE_TIMESTAMP:
-		case AP_TYPE_TIMESTAMPTZ:
-			return 8;
-		default:
-			return 0;
-	}
+	int			len = AP_KIND_ATTLEN(k);
+
+	return len > 0 ? (uint32_t) len : 0;
 }
 
-/* The type kind an expression yields: leaves their own, others bool. */
+/* A kind the VM can hold as a value. */
+static bool
+kind_valid(uint32_t k)
+{
+	return k > AP_TYPE_OTHER && k < AP_TYPE_KIND_COUNT;
+}
+
+/* The type kind an expression yields. */
 static int
 node_result_kind(const ApNode *n)
 {
-	if (n->kind == N_VAR || n->kind == N_CONST)
-		return n->type_kind;
-	return AP_TYPE_BOOL;
+	return n->type_kind;
 }
 
 /* Is the (a, b) pair of kinds acceptable for comparison family cmp? */
 static bool
 cmp_accepts(int cmp, int a, int b)
 {
-#define IS_INT(k)	((k) == AP_TYPE_INT2 || (k) == AP_TYPE_INT4 || (k) == AP_TYPE_INT8)
-#define IS_FLT(k)	((k) == AP_TYPE_FLOAT4 || (k) == AP_TYPE_FLOAT8)
-#define IS_TXT(k)	((k) == AP_TYPE_TEXT || (k) == AP_TYPE_VARCHAR)
 	switch (cmp)
 	{
 		case AP_CMP_INT:
-			return IS_INT(a) && IS_INT(b);
+			return AP_IS_INT_KIND(a) && AP_IS_INT_KIND(b);
 		case AP_CMP_FLOAT:
-			return IS_FLT(a) && IS_FLT(b);
+			return AP_IS_FLT_KIND(a) && AP_IS_FLT_KIND(b);
 		case AP_CMP_NUMERIC:
 			return a == AP_TYPE_NUMERIC && b == AP_TYPE_NUMERIC;
 		case AP_CMP_DATE:
@@ -186,15 +173,19 @@ cmp_accepts(int cmp, int a, int b)
 		case AP_CMP_BOOL:
 			return a == AP_TYPE_BOOL && b == AP_TYPE_BOOL;
 		case AP_CMP_TEXT:
-			return IS_TXT(a) && IS_TXT(b);
+			return AP_IS_TXT_KIND(a) && AP_IS_TXT_KIND(b);
 		case AP_CMP_BPCHAR:
 			return a == AP_TYPE_BPCHAR && b == AP_TYPE_BPCHAR;
 		default:
 			return false;
 	}
-#undef IS_INT
-#undef IS_FLT
-#undef IS_TXT
+}
+
+/* A branch of kind k may deliver a CASE/COALESCE result of kind rk. */
+static bool
+kind_delivers(int rk, int k)
+{
+	return k == rk || (AP_IS_TXT_KIND(rk) && AP_IS_TXT_KIND(k));
 }
 
 /* Validate a constant's bytes against its kind and keep a private copy. */
@@ -229,7 +220,7 @@ compile_const(CompileCtx *cx, const ActivePg__Datum *d, ApNode *n)
 			return compile_error(cx, AP_ERR_BAD_REQUEST,
 								 "varlena constant header says %u bytes, has %zu",
 								 ap_varlena_size_any(p), len);
-		cx->need_scratch = true;
+		
 		if (d->type_kind == AP_TYPE_NUMERIC)
 		{
 			ApNumeric	num;
@@ -254,10 +245,103 @@ compile_const(CompileCtx *cx, const ActivePg__Datum *d, ApNode *n)
 	return 0;
 }
 
+/*
+ * Check a function's signature: argument kinds k[0..nargs-1], result kind
+ * rk, field and typmod, as documented for ApFunc in ap_types.h.  Returns 0
+ * or AP_ERR_UNSUPPORTED with the error set.
+ */
+static int
+check_func(CompileCtx *cx, const ApNode *n, const int *k)
+{
+	int			rk = n->type_kind;
+	int			na = n->nargs;
+	bool		ok = false;
+
+	switch (n->fn)
+	{
+		case AP_FN_ADD:
+		case AP_FN_SUB:
+		case AP_FN_MUL:
+		case AP_FN_DIV:
+			if (na != 2)
+				break;
+			if (AP_IS_INT_KIND(k[0]) && AP_IS_INT_KIND(k[1]))
+				ok = AP_IS_INT_KIND(rk);
+			else if (AP_IS_FLT_KIND(k[0]) && AP_IS_FLT_KIND(k[1]))
+				ok = rk == AP_TYPE_FLOAT8 ||
+					(rk == AP_TYPE_FLOAT4 && k[0] == AP_TYPE_FLOAT4 && k[1] == AP_TYPE_FLOAT4);
+			else if (k[0] == AP_TYPE_NUMERIC && k[1] == AP_TYPE_NUMERIC)
+				ok = rk == AP_TYPE_NUMERIC;
+			else if (n->fn == AP_FN_ADD)
+				ok = rk == AP_TYPE_DATE &&
+					((k[0] == AP_TYPE_DATE && AP_IS_INT_KIND(k[1]) && k[1] != AP_TYPE_INT8) ||
+					 (k[1] == AP_TYPE_DATE && AP_IS_INT_KIND(k[0]) && k[0] != AP_TYPE_INT8));
+			else if (n->fn == AP_FN_SUB && k[0] == AP_TYPE_DATE)
+				ok = (k[1] == AP_TYPE_DATE && rk == AP_TYPE_INT4) ||
+					(rk == AP_TYPE_DATE && (k[1] == AP_TYPE_INT2 || k[1] == AP_TYPE_INT4));
+			break;
+		case AP_FN_MOD:
+			ok = na == 2 && AP_IS_INT_KIND(k[0]) && AP_IS_INT_KIND(k[1]) && AP_IS_INT_KIND(rk);
+			break;
+		case AP_FN_NEG:
+			ok = na == 1 && ((AP_IS_INT_KIND(k[0]) && AP_IS_INT_KIND(rk)) ||
+							 (AP_IS_FLT_KIND(k[0]) && rk == k[0]) ||
+							 (k[0] == AP_TYPE_NUMERIC && rk == AP_TYPE_NUMERIC));
+			break;
+		case AP_FN_CAST:
+			ok = na == 1 && ap_vm_cast_ok(k[0], rk);
+			break;
+		case AP_FN_NUMERIC_TYPMOD:
+			ok = na == 1 && k[0] == AP_TYPE_NUMERIC && rk == AP_TYPE_NUMERIC;
+			break;
+		case AP_FN_EXTRACT:
+			ok = na == 1 && (k[0] == AP_TYPE_DATE || k[0] == AP_TYPE_TIMESTAMP) &&
+				(rk == AP_TYPE_NUMERIC || rk == AP_TYPE_FLOAT8) &&
+				n->field >= AP_FIELD_YEAR && n->field <= AP_FIELD_WEEK;
+			break;
+		case AP_FN_DATE_TRUNC:
+			ok = na == 1 && k[0] == AP_TYPE_TIMESTAMP && rk == AP_TYPE_TIMESTAMP &&
+				n->field != AP_FIELD_DOW && n->field != AP_FIELD_DOY &&
+				n->field != AP_FIELD_EPOCH &&
+				n->field >= AP_FIELD_YEAR && n->field <= AP_FIELD_WEEK;
+			break;
+		case AP_FN_LIKE:
+		case AP_FN_NOT_LIKE:
+		case AP_FN_ILIKE:
+		case AP_FN_NOT_ILIKE:
+			ok = na == 2 && AP_IS_STR_KIND(k[0]) && AP_IS_STR_KIND(k[1]) && rk == AP_TYPE_BOOL;
+			break;
+		case AP_FN_SUBSTR:
+			ok = (na == 2 || na == 3) && AP_IS_STR_KIND(k[0]) && AP_IS_TXT_KIND(rk) &&
+				(k[1] == AP_TYPE_INT2 || k[1] == AP_TYPE_INT4) &&
+				(na == 2 || k[2] == AP_TYPE_INT2 || k[2] == AP_TYPE_INT4);
+			break;
+		case AP_FN_LENGTH:
+		case AP_FN_OCTET_LENGTH:
+			ok = na == 1 && AP_IS_STR_KIND(k[0]) && rk == AP_TYPE_INT4;
+			break;
+		case AP_FN_UPPER:
+		case AP_FN_LOWER:
+			ok = na == 1 && AP_IS_STR_KIND(k[0]) && AP_IS_TXT_KIND(rk);
+			break;
+		case AP_FN_TEXTCAT:
+			ok = na == 2 && AP_IS_STR_KIND(k[0]) && AP_IS_STR_KIND(k[1]) && AP_IS_TXT_KIND(rk);
+			break;
+		default:
+			return compile_error(cx, AP_ERR_UNSUPPORTED, "unknown function %u", n->fn);
+	}
+	if (!ok)
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "function %u (field %u) does not take %d arguments of kinds %d, %d, %d to kind %d",
+							 n->fn, n->field, na, na > 0 ? k[0] : 0, na > 1 ? k[1] : 0,
+							 na > 2 ? k[2] : 0, rk);
+	return 0;
+}
+
 static int	compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth,
 						 ApNode **out);
 
-/* Compile n->nargs children from msgs into n->args. */
+/* Compile nmsgs children from msgs into n->args. */
 static int
 compile_args(CompileCtx *cx, ApNode *n, ActivePg__Expr **msgs, size_t nmsgs,
 			 int depth)
@@ -289,6 +373,112 @@ require_bool(CompileCtx *cx, const ApNode *n, const char *where)
 	return 0;
 }
 
+/* FuncCall: arguments first, then the signature check. */
+static int
+compile_func(CompileCtx *cx, const ActivePg__FuncCall *fc, ApNode *n, int depth)
+{
+	int			kinds[AP_MAX_FUNC_ARGS];
+	int			rc;
+
+	n->kind = N_FUNC;
+	if (fc == NULL)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "missing function call");
+	if (!kind_valid(fc->result_kind))
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "function %u: result kind %u", fc->fn, fc->result_kind);
+	if (fc->n_args < 1 || fc->n_args > AP_MAX_FUNC_ARGS)
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "function %u with %zu arguments", fc->fn, fc->n_args);
+	if (fc->fn > 255 || fc->field > 255)
+		return compile_error(cx, AP_ERR_UNSUPPORTED, "unknown function %u", fc->fn);
+	n->fn = (uint8_t) fc->fn;
+	n->field = (uint8_t) fc->field;
+	n->typmod = fc->result_typmod;
+	n->type_kind = (uint8_t) fc->result_kind;
+	if ((rc = compile_args(cx, n, fc->args, fc->n_args, depth)) != 0)
+		return rc;
+	for (int i = 0; i < n->nargs; i++)
+		kinds[i] = node_result_kind(n->args[i]);
+	return check_func(cx, n, kinds);
+}
+
+/* CaseExpr: args are cond1, result1, ..., [default]. */
+static int
+compile_case(CompileCtx *cx, const ActivePg__CaseExpr *ce, ApNode *n, int depth)
+{
+	ActivePg__Expr **msgs;
+	size_t		nmsgs;
+	int			rc;
+
+	n->kind = N_CASE;
+	if (ce == NULL || ce->n_whens == 0)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "CASE without WHEN");
+	if (!kind_valid(ce->result_kind))
+		return compile_error(cx, AP_ERR_UNSUPPORTED, "CASE of result kind %u", ce->result_kind);
+	if (ce->n_whens > AP_MAX_EXPR_NODES)
+		return compile_error(cx, AP_ERR_UNSUPPORTED, "expression has too many nodes");
+	n->type_kind = (uint8_t) ce->result_kind;
+	n->has_default = ce->default_result != NULL;
+	nmsgs = 2 * ce->n_whens + (n->has_default ? 1 : 0);
+	msgs = calloc(nmsgs, sizeof(ActivePg__Expr *));
+	if (msgs == NULL)
+		return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	for (size_t i = 0; i < ce->n_whens; i++)
+	{
+		if (ce->whens[i] == NULL)
+		{
+			free(msgs);
+			return compile_error(cx, AP_ERR_BAD_REQUEST, "CASE with an empty WHEN");
+		}
+		msgs[2 * i] = ce->whens[i]->cond;
+		msgs[2 * i + 1] = ce->whens[i]->result;
+	}
+	if (n->has_default)
+		msgs[nmsgs - 1] = ce->default_result;
+	rc = compile_args(cx, n, msgs, nmsgs, depth);
+	free(msgs);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < n->nargs; i++)
+	{
+		bool		is_cond = (i % 2 == 0) && !(n->has_default && i == n->nargs - 1);
+
+		if (is_cond)
+		{
+			if ((rc = require_bool(cx, n->args[i], "CASE WHEN")) != 0)
+				return rc;
+		}
+		else if (!kind_delivers(n->type_kind, node_result_kind(n->args[i])))
+			return compile_error(cx, AP_ERR_BAD_REQUEST,
+								 "CASE of kind %d has a result of kind %d",
+								 n->type_kind, node_result_kind(n->args[i]));
+	}
+	return 0;
+}
+
+/* CoalesceExpr: every argument delivers the result kind. */
+static int
+compile_coalesce(CompileCtx *cx, const ActivePg__CoalesceExpr *ce, ApNode *n, int depth)
+{
+	int			rc;
+
+	n->kind = N_COALESCE;
+	if (ce == NULL || ce->n_args == 0)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "COALESCE without arguments");
+	if (!kind_valid(ce->result_kind))
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "COALESCE of result kind %u", ce->result_kind);
+	n->type_kind = (uint8_t) ce->result_kind;
+	if ((rc = compile_args(cx, n, ce->args, ce->n_args, depth)) != 0)
+		return rc;
+	for (int i = 0; i < n->nargs; i++)
+		if (!kind_delivers(n->type_kind, node_result_kind(n->args[i])))
+			return compile_error(cx, AP_ERR_BAD_REQUEST,
+								 "COALESCE of kind %d has an argument of kind %d",
+								 n->type_kind, node_result_kind(n->args[i]));
+	return 0;
+}
+
 /* Compile one protobuf Expr (recursively) into *out. */
 static int
 compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
@@ -310,6 +500,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 	if (n == NULL)
 		return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	*out = n;
+	n->type_kind = AP_TYPE_BOOL;
 
 	switch (e->node_case)
 	{
@@ -326,7 +517,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 				if (col->attisdropped)
 					return compile_error(cx, AP_ERR_BAD_REQUEST,
 										 "attribute %d is dropped", e->var);
-				if (col->type_kind == AP_TYPE_OTHER || col->type_kind >= AP_TYPE_KIND_COUNT)
+				if (!kind_valid(col->type_kind))
 					return compile_error(cx, AP_ERR_UNSUPPORTED,
 										 "attribute %d has a type the disk cannot evaluate",
 										 e->var);
@@ -340,8 +531,6 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 				n->type_kind = col->type_kind;
 				if (e->var > cx->max_attno)
 					cx->max_attno = e->var;
-				if (kind_is_varlena(col->type_kind))
-					cx->need_scratch = true;
 				return 0;
 			}
 
@@ -433,10 +622,39 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 				return rc;
 			return require_bool(cx, n->args[0], "BooleanTest");
 
+		case ACTIVE_PG__EXPR__NODE_FUNC:
+			return compile_func(cx, e->func, n, depth);
+
+		case ACTIVE_PG__EXPR__NODE_CASE_EXPR:
+			return compile_case(cx, e->case_expr, n, depth);
+
+		case ACTIVE_PG__EXPR__NODE_COALESCE:
+			return compile_coalesce(cx, e->coalesce, n, depth);
+
 		default:
 			return compile_error(cx, AP_ERR_BAD_REQUEST,
 								 "expression node %d not set or unknown", (int) e->node_case);
 	}
+}
+
+/* Compile one expression tree into a fresh ApExpr (*out set even on failure). */
+static int
+compile_expr(CompileCtx *cx, const ActivePg__Expr *e, ApExpr **out)
+{
+	*out = calloc(1, sizeof(ApExpr));
+	if (*out == NULL)
+		return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	return compile_node(cx, e, 1, &(*out)->root);
+}
+
+/* Free one compiled expression. */
+static void
+expr_free(ApExpr *e)
+{
+	if (e == NULL)
+		return;
+	node_free(e->root);
+	free(e);
 }
 
 /* Compile the program; see diskd.h.  On failure prog holds nothing to free. */
@@ -464,9 +682,9 @@ ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 		rc = compile_error(&cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
 		goto fail;
 	}
-	if (msg->n_project > AP_MAX_COLUMNS)
+	if (msg->n_project + msg->n_project_exprs > AP_MAX_COLUMNS)
 	{
-		rc = compile_error(&cx, AP_ERR_BAD_REQUEST, "too many projected attributes");
+		rc = compile_error(&cx, AP_ERR_BAD_REQUEST, "too many projected values");
 		goto fail;
 	}
 	for (size_t i = 0; i < msg->n_project; i++)
@@ -492,35 +710,49 @@ ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 
 	if (msg->filter != NULL)
 	{
-		ApNode	   *root = NULL;
+		rc = compile_expr(&cx, msg->filter, &prog->filter);
+		if (rc == 0)
+			rc = require_bool(&cx, prog->filter->root, "filter");
+		if (rc != 0)
+			goto fail;
+	}
 
-		prog->filter = calloc(1, sizeof(ApExpr));
-		if (prog->filter == NULL)
+	if (msg->n_project_exprs > 0)
+	{
+		prog->exprs = calloc(msg->n_project_exprs, sizeof(ApExpr *));
+		prog->expr_cols = calloc(msg->n_project_exprs, sizeof(ApColumn));
+		if (prog->exprs == NULL || prog->expr_cols == NULL)
 		{
 			rc = compile_error(&cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
 			goto fail;
 		}
-		rc = compile_node(&cx, msg->filter, 1, &root);
-		prog->filter->root = root;
-		if (rc == 0)
-			rc = require_bool(&cx, root, "filter");
-		if (rc != 0)
-			goto fail;
-
-		if (cx.need_scratch)
+		for (size_t i = 0; i < msg->n_project_exprs; i++)
 		{
-			ApScratch  *s = calloc(1, sizeof(ApScratch));
+			int			k;
 
-			prog->filter->scratch = s;
-			if (s == NULL ||
-				(s->buf[0] = malloc(AP_VM_SCRATCH_BYTES)) == NULL ||
-				(s->buf[1] = malloc(AP_VM_SCRATCH_BYTES)) == NULL)
-			{
-				rc = compile_error(&cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+			rc = compile_expr(&cx, msg->project_exprs[i], &prog->exprs[i]);
+			prog->nexprs = (int) i + 1;
+			if (rc != 0)
 				goto fail;
-			}
-			s->cap = AP_VM_SCRATCH_BYTES;
+			/* the row carries the datum of the result kind (ap_types.h) */
+			k = node_result_kind(prog->exprs[i]->root);
+			prog->expr_cols[i].attlen = (int16_t) AP_KIND_ATTLEN(k);
+			prog->expr_cols[i].attalign = (char) AP_KIND_ALIGN(k);
+			prog->expr_cols[i].attbyval = AP_KIND_ATTLEN(k) > 0;
+			prog->expr_cols[i].type_kind = (uint8_t) k;
 		}
+	}
+
+	if (prog->filter != NULL || prog->nexprs > 0)
+	{
+		prog->arena = calloc(1, sizeof(ApArena));
+		if (prog->arena == NULL ||
+			(prog->arena->buf = malloc(AP_VM_ARENA_BYTES)) == NULL)
+		{
+			rc = compile_error(&cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+			goto fail;
+		}
+		prog->arena->cap = AP_VM_ARENA_BYTES;
 	}
 	prog->max_attno = cx.max_attno;
 	return 0;
@@ -534,19 +766,20 @@ fail:
 void
 ap_program_free(ApProgram *prog)
 {
-	if (prog->filter != NULL)
-	{
-		node_free(prog->filter->root);
-		if (prog->filter->scratch != NULL)
-		{
-			free(prog->filter->scratch->buf[0]);
-			free(prog->filter->scratch->buf[1]);
-			free(prog->filter->scratch);
-		}
-		free(prog->filter);
-	}
+	expr_free(prog->filter);
+	for (int i = 0; i < prog->nexprs; i++)
+		expr_free(prog->exprs[i]);
+	free(prog->exprs);
+	free(prog->expr_cols);
+	if (prog->arena != NULL)
+		free(prog->arena->buf);
+	free(prog->arena);
 	free(prog->project);
 	prog->filter = NULL;
+	prog->exprs = NULL;
+	prog->expr_cols = NULL;
+	prog->arena = NULL;
+	prog->nexprs = 0;
 	prog->project = NULL;
 	prog->nproject = 0;
 	prog->max_attno = 0;
@@ -554,108 +787,202 @@ ap_program_free(ApProgram *prog)
 
 /* ---------------- evaluation ---------------- */
 
-/* An operand of a comparison once fetched. */
-typedef struct Operand
+/* Bump-allocate n bytes, 8-aligned; NULL when the arena is full (fallback). */
+void *
+ap_arena_alloc(ApArena *a, uint32_t n)
 {
-	int			kind;			/* ApTypeKind */
-	ApTri		tri;			/* AP_NULL, AP_TRI_FALLBACK, or AP_TRUE = has value */
-	const unsigned char *ptr;	/* the stored datum (leaves) */
+	uint32_t	off = (a->used + 7u) & ~7u;
+
+	if (off > a->cap || n > a->cap - off)
+		return NULL;
+	a->used = off + n;
+	return a->buf + off;
+}
+
+static ApEv eval_value(const ApNode *n, ApEvalCtx *cx, ApVal *out);
+static ApTri eval_bool(const ApNode *n, ApEvalCtx *cx);
+
+/* Payload of a stored varlena; compressed ones are expanded into the arena. */
+static ApEv
+varlena_payload(const ApValue *v, ApEvalCtx *cx, ApVal *out)
+{
+	ApArena    *a = cx->arena;
+	uint32_t	off = (a->used + 7u) & ~7u;
+	const unsigned char *data;
 	uint32_t	len;
-	bool		boolval;		/* bool-yielding subexpressions */
-} Operand;
 
-static ApTri eval_node(const ApNode *n, const ApValue *values, ApScratch *s);
-
-/* Value of a leaf: the tuple's attribute or the constant. */
-static inline const ApValue *
-leaf_value(const ApNode *n, const ApValue *values)
-{
-	return n->kind == N_VAR ? &values[n->attno - 1] : &n->konst;
+	if (off > a->cap)
+		return AP_EV_FALLBACK;
+	if (ap_varlena_payload(v->ptr, a->buf + off, a->cap - off, &data, &len) != AP_OK)
+		return AP_EV_FALLBACK;
+	if (data == a->buf + off)
+		a->used = off + len;	/* keep the decompressed bytes for this tuple */
+	out->u.s.p = data;
+	out->u.s.len = len;
+	return AP_EV_VALUE;
 }
 
-/* Fetch one comparison operand; subexpressions are evaluated to a bool. */
-static void
-fetch_operand(const ApNode *n, const ApValue *values, ApScratch *s, Operand *o)
+/* A leaf (attribute or constant) as a value of its kind. */
+static ApEv
+eval_leaf(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 {
-	o->kind = node_result_kind(n);
-	if (n->kind == N_VAR || n->kind == N_CONST)
-	{
-		const ApValue *v = leaf_value(n, values);
+	const ApValue *v = n->kind == N_VAR ? &cx->values[n->attno - 1] : &n->konst;
 
-		if (v->isnull)
-		{
-			o->tri = AP_NULL;
-			return;
-		}
-		o->tri = AP_TRUE;
-		o->ptr = v->ptr;
-		o->len = v->len;
-		if (o->kind == AP_TYPE_BOOL)
-			o->boolval = v->len >= 1 && v->ptr[0] != 0;
-		return;
-	}
-	else
+	out->kind = n->type_kind;
+	if (v->isnull)
+		return AP_EV_NULL;
+	switch (n->type_kind)
 	{
-		ApTri		t = eval_node(n, values, s);
-
-		if (t == AP_TRUE || t == AP_FALSE)
-		{
-			o->boolval = (t == AP_TRUE);
-			o->tri = AP_TRUE;
-		}
-		else
-			o->tri = t;
-	}
-}
-
-/* Integer operand widened to int64 (int2/int4/int8, stored little-endian). */
-static int64_t
-operand_int(const Operand *o)
-{
-	switch (o->kind)
-	{
+		case AP_TYPE_BOOL:
+			out->u.i = v->ptr[0] != 0;
+			return AP_EV_VALUE;
 		case AP_TYPE_INT2:
 			{
-				int16_t		v;
+				int16_t		x;
 
-				memcpy(&v, o->ptr, sizeof(v));
-				return v;
+				memcpy(&x, v->ptr, sizeof(x));
+				out->u.i = x;
+				return AP_EV_VALUE;
 			}
 		case AP_TYPE_INT4:
 		case AP_TYPE_DATE:
 			{
-				int32_t		v;
+				int32_t		x;
 
-				memcpy(&v, o->ptr, sizeof(v));
-				return v;
+				memcpy(&x, v->ptr, sizeof(x));
+				out->u.i = x;
+				return AP_EV_VALUE;
 			}
+		case AP_TYPE_INT8:
+		case AP_TYPE_TIMESTAMP:
+		case AP_TYPE_TIMESTAMPTZ:
+			memcpy(&out->u.i, v->ptr, sizeof(int64_t));
+			return AP_EV_VALUE;
+		case AP_TYPE_FLOAT4:
+			memcpy(&out->u.f4, v->ptr, sizeof(float));
+			return AP_EV_VALUE;
+		case AP_TYPE_FLOAT8:
+			memcpy(&out->u.f8, v->ptr, sizeof(double));
+			return AP_EV_VALUE;
+		case AP_TYPE_NUMERIC:
+			out->nform = AP_NF_DATUM;
+			return varlena_payload(v, cx, out);
 		default:
-			{
-				int64_t		v;
-
-				memcpy(&v, o->ptr, sizeof(v));
-				return v;
-			}
+			return varlena_payload(v, cx, out);
 	}
 }
 
-/* Float operand widened to double, as float48 operators do. */
-static double
-operand_float(const Operand *o)
+/* A strict function: all arguments, then FALLBACK before NULL, then compute. */
+static ApEv
+eval_func(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 {
-	if (o->kind == AP_TYPE_FLOAT4)
-	{
-		float		f;
+	ApVal		a[AP_MAX_FUNC_ARGS];
+	bool		sawnull = false;
 
-		memcpy(&f, o->ptr, sizeof(f));
-		return f;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < n->nargs; i++)
+	{
+		ApEv		r = eval_value(n->args[i], cx, &a[i]);
+
+		if (r == AP_EV_FALLBACK)
+			return AP_EV_FALLBACK;
+		if (r == AP_EV_NULL)
+			sawnull = true;
 	}
-	else
-	{
-		double		d;
+	memset(out, 0, sizeof(*out));
+	out->kind = n->type_kind;
+	if (sawnull)
+		return AP_EV_NULL;
 
-		memcpy(&d, o->ptr, sizeof(d));
-		return d;
+	switch (n->fn)
+	{
+		case AP_FN_ADD:
+		case AP_FN_SUB:
+			if (a[0].kind == AP_TYPE_DATE || a[1].kind == AP_TYPE_DATE)
+				return ap_vm_date_arith(n->fn, n->type_kind, &a[0], &a[1], out);
+			return ap_vm_arith(n->fn, n->type_kind, &a[0], &a[1], out);
+		case AP_FN_MUL:
+		case AP_FN_DIV:
+		case AP_FN_MOD:
+			return ap_vm_arith(n->fn, n->type_kind, &a[0], &a[1], out);
+		case AP_FN_NEG:
+			return ap_vm_neg(n->type_kind, &a[0], out);
+		case AP_FN_CAST:
+			return ap_vm_cast(n->type_kind, &a[0], out);
+		case AP_FN_NUMERIC_TYPMOD:
+			return ap_vm_numeric_typmod(n->typmod, &a[0], out);
+		case AP_FN_EXTRACT:
+			return ap_vm_extract(n->field, n->type_kind, &a[0], out);
+		case AP_FN_DATE_TRUNC:
+			return ap_vm_date_trunc(n->field, &a[0], out);
+		default:
+			return ap_vm_string(n->fn, n->nargs, a, cx, out);
+	}
+}
+
+/* Evaluate any node to a value; boolean nodes give kind BOOL. */
+static ApEv
+eval_value(const ApNode *n, ApEvalCtx *cx, ApVal *out)
+{
+	switch (n->kind)
+	{
+		case N_VAR:
+		case N_CONST:
+			return eval_leaf(n, cx, out);
+
+		case N_FUNC:
+			return eval_func(n, cx, out);
+
+		case N_CASE:
+			{
+				int			npairs = n->nargs / 2;
+				ApEv		r = AP_EV_NULL;
+
+				for (int i = 0; i < npairs; i++)
+				{
+					ApTri		t = eval_bool(n->args[2 * i], cx);
+
+					if (t == AP_TRI_FALLBACK)
+						return AP_EV_FALLBACK;
+					if (t == AP_TRUE)
+					{
+						r = eval_value(n->args[2 * i + 1], cx, out);
+						out->kind = n->type_kind;
+						return r;
+					}
+				}
+				if (n->has_default)
+					r = eval_value(n->args[n->nargs - 1], cx, out);
+				out->kind = n->type_kind;
+				return r;
+			}
+
+		case N_COALESCE:
+			for (int i = 0; i < n->nargs; i++)
+			{
+				ApEv		r = eval_value(n->args[i], cx, out);
+
+				if (r != AP_EV_NULL)
+				{
+					out->kind = n->type_kind;
+					return r;
+				}
+			}
+			out->kind = n->type_kind;
+			return AP_EV_NULL;
+
+		default:
+			{
+				ApTri		t = eval_bool(n, cx);
+
+				out->kind = AP_TYPE_BOOL;
+				if (t == AP_TRI_FALLBACK)
+					return AP_EV_FALLBACK;
+				if (t == AP_NULL)
+					return AP_EV_NULL;
+				out->u.i = (t == AP_TRUE);
+				return AP_EV_VALUE;
+			}
 	}
 }
 
@@ -677,29 +1004,18 @@ cmp_double(double a, double b)
 	return a < b ? -1 : (a > b ? 1 : 0);
 }
 
-/*
- * date2timestamp() for comparison: infinities map to timestamp infinities;
- * a finite date beyond timestamp range is not reproduced here.
- */
-static bool
-date_to_ts(int32_t days, int64_t *ts)
+/* A float value widened to double, as the float48 operators do. */
+static inline double
+val_double(const ApVal *v)
 {
-	if (days == INT32_MIN)
-		*ts = INT64_MIN;
-	else if (days == INT32_MAX)
-		*ts = INT64_MAX;
-	else if (days >= DATE_TS_MAX_DAYS || days < DATE_TS_MIN_DAYS)
-		return false;
-	else
-		*ts = (int64_t) days * USECS_PER_DAY;
-	return true;
+	return v->kind == AP_TYPE_FLOAT4 ? (double) v->u.f4 : v->u.f8;
 }
 
 /* Byte-wise compare, shorter first on a common prefix (C collation). */
 static int
 cmp_bytes(const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t blen)
 {
-	int			c = memcmp(a, b, alen < blen ? alen : blen);
+	int			c = alen == 0 || blen == 0 ? 0 : memcmp(a, b, alen < blen ? alen : blen);
 
 	if (c != 0)
 		return c < 0 ? -1 : 1;
@@ -747,19 +1063,21 @@ apply_op(int op, int c)
 
 /* Comparison node: strict (NULL in, NULL out), then the family's ordering. */
 static ApTri
-eval_op(const ApNode *n, const ApValue *values, ApScratch *s)
+eval_op(const ApNode *n, ApEvalCtx *cx)
 {
-	Operand		a,
+	ApVal		a,
 				b;
+	ApEv		ea,
+				eb;
 	int			c;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	fetch_operand(n->args[0], values, s, &a);
-	fetch_operand(n->args[1], values, s, &b);
-	if (a.tri == AP_TRI_FALLBACK || b.tri == AP_TRI_FALLBACK)
+	ea = eval_value(n->args[0], cx, &a);
+	eb = eval_value(n->args[1], cx, &b);
+	if (ea == AP_EV_FALLBACK || eb == AP_EV_FALLBACK)
 		return AP_TRI_FALLBACK;
-	if (a.tri == AP_NULL || b.tri == AP_NULL)
+	if (ea == AP_EV_NULL || eb == AP_EV_NULL)
 		return AP_NULL;
 
 	switch (n->cmp)
@@ -767,61 +1085,40 @@ eval_op(const ApNode *n, const ApValue *values, ApScratch *s)
 		case AP_CMP_INT:
 		case AP_CMP_DATE:
 		case AP_CMP_TS:
-			c = cmp_i64(operand_int(&a), operand_int(&b));
+		case AP_CMP_BOOL:
+			c = cmp_i64(a.u.i, b.u.i);
 			break;
 
 		case AP_CMP_FLOAT:
-			c = cmp_double(operand_float(&a), operand_float(&b));
+			c = cmp_double(val_double(&a), val_double(&b));
 			break;
 
 		case AP_CMP_DATE_TS:
 			{
-				int64_t		ta,
-							tb;
+				int64_t		ta = a.u.i,
+							tb = b.u.i;
 
-				ta = operand_int(&a);
-				tb = operand_int(&b);
-				if (a.kind == AP_TYPE_DATE && !date_to_ts((int32_t) ta, &ta))
+				if (a.kind == AP_TYPE_DATE && !ap_vm_date_to_ts((int32_t) a.u.i, &ta))
 					return AP_TRI_FALLBACK;
-				if (b.kind == AP_TYPE_DATE && !date_to_ts((int32_t) tb, &tb))
+				if (b.kind == AP_TYPE_DATE && !ap_vm_date_to_ts((int32_t) b.u.i, &tb))
 					return AP_TRI_FALLBACK;
 				c = cmp_i64(ta, tb);
 				break;
 			}
 
-		case AP_CMP_BOOL:
-			c = (int) a.boolval - (int) b.boolval;
+		case AP_CMP_NUMERIC:
+			if (ap_vm_numeric_cmp(&a, &b, &c) != AP_EV_VALUE)
+				return AP_TRI_FALLBACK;
 			break;
 
-		case AP_CMP_NUMERIC:
-		case AP_CMP_TEXT:
 		case AP_CMP_BPCHAR:
-			{
-				const unsigned char *pa,
-						   *pb;
-				uint32_t	la,
-							lb;
+			c = cmp_bytes(a.u.s.p, bpchar_len(a.u.s.p, a.u.s.len),
+						  b.u.s.p, bpchar_len(b.u.s.p, b.u.s.len));
+			break;
 
-				if (s == NULL ||
-					ap_varlena_payload(a.ptr, s->buf[0], s->cap, &pa, &la) != AP_OK ||
-					ap_varlena_payload(b.ptr, s->buf[1], s->cap, &pb, &lb) != AP_OK)
-					return AP_TRI_FALLBACK;
-				if (n->cmp == AP_CMP_NUMERIC)
-				{
-					ApNumeric	na,
-								nb;
-
-					if (ap_numeric_decode(pa, la, &na) != AP_OK ||
-						ap_numeric_decode(pb, lb, &nb) != AP_OK)
-						return AP_TRI_FALLBACK;
-					c = ap_numeric_cmp(&na, &nb);
-				}
-				else if (n->cmp == AP_CMP_BPCHAR)
-					c = cmp_bytes(pa, bpchar_len(pa, la), pb, bpchar_len(pb, lb));
-				else
-					c = cmp_bytes(pa, la, pb, lb);
-				break;
-			}
+		case AP_CMP_TEXT:
+			c = cmp_bytes(a.u.s.p, a.u.s.len, b.u.s.p, b.u.s.len);
+			break;
 
 		default:
 			return AP_TRI_FALLBACK;
@@ -829,67 +1126,54 @@ eval_op(const ApNode *n, const ApValue *values, ApScratch *s)
 	return apply_op(n->op, c);
 }
 
-/* Evaluate a node in three-valued logic (plus FALLBACK). */
+/* Evaluate a boolean node in three-valued logic (plus FALLBACK). */
 static ApTri
-eval_node(const ApNode *n, const ApValue *values, ApScratch *s)
+eval_bool(const ApNode *n, ApEvalCtx *cx)
 {
 	switch (n->kind)
 	{
 		case N_VAR:
 		case N_CONST:
+		case N_FUNC:
+		case N_CASE:
+		case N_COALESCE:
 			{
-				/* only boolean leaves reach here (checked at compile) */
-				const ApValue *v = leaf_value(n, values);
+				/* only boolean value nodes reach here (checked at compile) */
+				ApVal		v;
+				ApEv		r = eval_value(n, cx, &v);
 
-				if (v->isnull)
+				if (r == AP_EV_FALLBACK)
+					return AP_TRI_FALLBACK;
+				if (r == AP_EV_NULL)
 					return AP_NULL;
-				return (v->len >= 1 && v->ptr[0] != 0) ? AP_TRUE : AP_FALSE;
+				return v.u.i ? AP_TRUE : AP_FALSE;
 			}
 
 		case N_OP:
-			return eval_op(n, values, s);
+			return eval_op(n, cx);
 
 		case N_AND:
-			{
-				bool		sawnull = false;
-				bool		sawfb = false;
-
-				for (int i = 0; i < n->nargs; i++)
-				{
-					ApTri		t = eval_node(n->args[i], values, s);
-
-					if (t == AP_FALSE)
-						return AP_FALSE;
-					if (t == AP_NULL)
-						sawnull = true;
-					else if (t == AP_TRI_FALLBACK)
-						sawfb = true;
-				}
-				return sawfb ? AP_TRI_FALLBACK : (sawnull ? AP_NULL : AP_TRUE);
-			}
-
 		case N_OR:
 			{
+				/* AND stops at FALSE, OR at TRUE -- in order, as the executor */
+				ApTri		decisive = n->kind == N_AND ? AP_FALSE : AP_TRUE;
 				bool		sawnull = false;
-				bool		sawfb = false;
 
 				for (int i = 0; i < n->nargs; i++)
 				{
-					ApTri		t = eval_node(n->args[i], values, s);
+					ApTri		t = eval_bool(n->args[i], cx);
 
-					if (t == AP_TRUE)
-						return AP_TRUE;
+					if (t == decisive || t == AP_TRI_FALLBACK)
+						return t;
 					if (t == AP_NULL)
 						sawnull = true;
-					else if (t == AP_TRI_FALLBACK)
-						sawfb = true;
 				}
-				return sawfb ? AP_TRI_FALLBACK : (sawnull ? AP_NULL : AP_FALSE);
+				return sawnull ? AP_NULL : (n->kind == N_AND ? AP_TRUE : AP_FALSE);
 			}
 
 		case N_NOT:
 			{
-				ApTri		t = eval_node(n->args[0], values, s);
+				ApTri		t = eval_bool(n->args[0], cx);
 
 				if (t == AP_TRUE)
 					return AP_FALSE;
@@ -903,22 +1187,25 @@ eval_node(const ApNode *n, const ApValue *values, ApScratch *s)
 				const ApNode *arg = n->args[0];
 				bool		isnull;
 
-				if (arg->kind == N_VAR || arg->kind == N_CONST)
-					isnull = leaf_value(arg, values)->isnull;
+				if (arg->kind == N_VAR)
+					isnull = cx->values[arg->attno - 1].isnull;
+				else if (arg->kind == N_CONST)
+					isnull = arg->konst.isnull;
 				else
 				{
-					ApTri		t = eval_node(arg, values, s);
+					ApVal		v;
+					ApEv		r = eval_value(arg, cx, &v);
 
-					if (t == AP_TRI_FALLBACK)
+					if (r == AP_EV_FALLBACK)
 						return AP_TRI_FALLBACK;
-					isnull = (t == AP_NULL);
+					isnull = (r == AP_EV_NULL);
 				}
 				return (isnull != n->is_not_null) ? AP_TRUE : AP_FALSE;
 			}
 
 		case N_BOOLTEST:
 			{
-				ApTri		t = eval_node(n->args[0], values, s);
+				ApTri		t = eval_bool(n->args[0], cx);
 				bool		r;
 
 				if (t == AP_TRI_FALLBACK)
@@ -950,11 +1237,133 @@ eval_node(const ApNode *n, const ApValue *values, ApScratch *s)
 	return AP_TRI_FALLBACK;
 }
 
+/* Set up the per-tuple evaluation context and empty the arena. */
+static void
+ctx_init(const ApProgram *prog, const ApValue *values, ApEvalCtx *cx)
+{
+	cx->values = values;
+	cx->arena = prog->arena;
+	cx->utf8 = prog->encoding_utf8;
+	prog->arena->used = 0;
+}
+
 /* Evaluate the filter for one tuple; no filter passes everything. */
 ApTri
 ap_program_filter(const ApProgram *prog, const ApValue *values)
 {
+	ApEvalCtx	cx;
+
 	if (prog->filter == NULL || prog->filter->root == NULL)
 		return AP_TRUE;
-	return eval_node(prog->filter->root, values, prog->filter->scratch);
+	ctx_init(prog, values, &cx);
+	return eval_bool(prog->filter->root, &cx);
+}
+
+/* Write a varlena with a 4-byte header into the arena. */
+static bool
+store_varlena(ApArena *a, const unsigned char *payload, uint32_t len, ApValue *out)
+{
+	unsigned char *p;
+	uint32_t	hdr;
+
+	if (len > 0x3FFFFFFFu - 4 || (p = ap_arena_alloc(a, len + 4)) == NULL)
+		return false;
+	hdr = (len + 4) << 2;		/* SET_VARSIZE, little-endian 4-byte header */
+	memcpy(p, &hdr, 4);
+	if (len > 0)
+		memcpy(p + 4, payload, len);
+	out->ptr = p;
+	out->len = len + 4;
+	out->isnull = false;
+	return true;
+}
+
+/* A value as PostgreSQL's datum of its kind, in the arena. */
+static bool
+store_datum(ApArena *a, const ApVal *v, ApValue *out)
+{
+	unsigned char *p;
+	int			len = AP_KIND_ATTLEN(v->kind);
+
+	if (v->kind == AP_TYPE_NUMERIC)
+	{
+		unsigned char buf[AP_NUMERIC_FIXED_MAX_BYTES];
+
+		if (v->nform == AP_NF_DATUM)
+			return store_varlena(a, v->u.s.p, v->u.s.len, out);
+		if (v->nform == AP_NF_SPECIAL)
+			return store_varlena(a, buf,
+								 ap_numeric_encode_special((ApNumSpecial) v->special, buf), out);
+		return store_varlena(a, buf, ap_numeric_encode_fixed(&v->u.fx, buf), out);
+	}
+	if (len < 0)
+		return store_varlena(a, v->u.s.p, v->u.s.len, out);
+
+	if ((p = ap_arena_alloc(a, (uint32_t) len)) == NULL)
+		return false;
+	switch (v->kind)
+	{
+		case AP_TYPE_BOOL:
+			p[0] = v->u.i != 0;
+			break;
+		case AP_TYPE_INT2:
+			{
+				int16_t		x = (int16_t) v->u.i;
+
+				memcpy(p, &x, 2);
+				break;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		x = (int32_t) v->u.i;
+
+				memcpy(p, &x, 4);
+				break;
+			}
+		case AP_TYPE_FLOAT4:
+			memcpy(p, &v->u.f4, 4);
+			break;
+		case AP_TYPE_FLOAT8:
+			memcpy(p, &v->u.f8, 8);
+			break;
+		default:
+			memcpy(p, &v->u.i, 8);
+			break;
+	}
+	out->ptr = p;
+	out->len = (uint32_t) len;
+	out->isnull = false;
+	return true;
+}
+
+/* Evaluate the computed projections of one tuple; see diskd.h. */
+ApStatus
+ap_program_project(const ApProgram *prog, const ApValue *values, ApValue *out)
+{
+	ApEvalCtx	cx;
+
+	if (prog->nexprs == 0)
+		return AP_OK;
+	ctx_init(prog, values, &cx);
+	for (int i = 0; i < prog->nexprs; i++)
+	{
+		ApVal		v;
+		ApEv		r;
+
+		memset(&v, 0, sizeof(v));
+		r = eval_value(prog->exprs[i]->root, &cx, &v);
+		if (r == AP_EV_FALLBACK)
+			return AP_FALLBACK;
+		out[i].ptr = NULL;
+		out[i].len = 0;
+		out[i].isnull = true;
+		if (r == AP_EV_VALUE)
+		{
+			v.kind = prog->expr_cols[i].type_kind;
+			if (!store_datum(cx.arena, &v, &out[i]))
+				return AP_FALLBACK;
+		}
+	}
+	return AP_OK;
 }

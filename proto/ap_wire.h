@@ -21,6 +21,18 @@
 
 /* Capabilities announced in HelloReply.capabilities */
 #define AP_CAP_SELECT				0x0001	/* filter + projection */
+/*
+ * FuncCall, CaseExpr, CoalesceExpr and Program.project_exprs are implemented.
+ * A host never ships a program using them to a disk without this bit; it
+ * scans on the host instead (same rows, no pushdown).
+ */
+#define AP_CAP_EXPRESSIONS			0x0002
+/*
+ * Program.agg is implemented (AggPartial frames).  A host never ships an
+ * aggregating program to a disk without this bit; it aggregates on the host
+ * instead (same result, no pushdown).
+ */
+#define AP_CAP_AGG					0x0004
 
 /* Limits a daemon enforces on a ScanRequest */
 #define AP_MAX_COLUMNS				1600	/* MaxHeapAttributeNumber */

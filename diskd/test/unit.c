@@ -1207,13 +1207,13 @@ test_vm_logic(void)
 		{F, F, F, F},			/* F */
 		{F, T, N, X},			/* T */
 		{F, N, N, X},			/* N */
-		{F, X, X, X},			/* X */
+		{X, X, X, X},			/* X: PostgreSQL would have raised its error first */
 	};
 	const ApTri or_tab[4][4] = {
 		{F, T, N, X},
 		{T, T, T, T},
 		{N, T, N, X},
-		{X, T, X, X},
+		{X, X, X, X},
 	};
 	const ApTri not_tab[4] = {T, F, N, X};
 	/* IS TRUE, IS NOT TRUE, IS FALSE, IS NOT FALSE, IS UNKNOWN, IS NOT UNKNOWN */
@@ -1238,13 +1238,23 @@ test_vm_logic(void)
 		for (int k = 0; k < 6; k++)
 			CHECK_EQ(run_filter(E_booltest(tri_leaf((ApTri) a), AP_IS_TRUE + k)), bt_tab[a][k]);
 	}
-	/* three-argument AND/OR: FALSE anywhere decides, order does not matter */
+	/*
+	 * three-argument AND/OR decide in order, as the executor: a FALSE (TRUE)
+	 * after a FALLBACK does not decide, because PostgreSQL evaluating the
+	 * earlier argument may have raised an error there
+	 */
 	{
 		ActivePg__Expr *args[3] = {tri_leaf(X), tri_leaf(N), tri_leaf(F)};
 
-		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_AND, 3, args)), F);
+		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_AND, 3, args)), X);
 		args[2] = tri_leaf(T);
 		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_AND, 3, args)), X);
+		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_OR, 3, args)), X);
+		args[0] = tri_leaf(N);
+		args[1] = tri_leaf(F);
+		args[2] = tri_leaf(X);
+		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_AND, 3, args)), F);
+		args[1] = tri_leaf(T);
 		CHECK_EQ(run_filter(E_boolexpr(AP_BOOL_OR, 3, args)), T);
 	}
 

@@ -1,0 +1,120 @@
+/*
+ * vm_internal.h
+ *	  Shared definitions of the expression VM's files (vm.c, vm_num.c,
+ *	  vm_date.c, vm_str.c); not used outside the VM.
+ *
+ * Rules of these files:
+ *  - Every value-producing node evaluates to an ApVal: a type kind plus the
+ *    value in the form the kind computes in (int64, float, double, exact
+ *    fixed-point numeric, text bytes).  Text and numeric values that come
+ *    from a datum point into the page or constant; computed ones live in the
+ *    program's arena, which is reset per tuple: evaluation never mallocs.
+ *  - A value is present (AP_EV_VALUE), SQL NULL (AP_EV_NULL), or cannot be
+ *    reproduced exactly (AP_EV_FALLBACK: PostgreSQL would raise an error, or
+ *    the disk lacks the precision): the tuple then goes to the host.
+ *  - The functions below see non-null arguments whose kinds compile checked.
+ */
+#ifndef DISKD_VM_INTERNAL_H
+#define DISKD_VM_INTERNAL_H
+
+#include "diskd.h"
+
+typedef enum ApEv
+{
+	AP_EV_VALUE = 0,
+	AP_EV_NULL = 1,
+	AP_EV_FALLBACK = 2
+} ApEv;
+
+/* Form of a numeric ApVal. */
+typedef enum ApNumForm
+{
+	AP_NF_DATUM = 0,			/* u.s: a stored numeric payload */
+	AP_NF_FIXED = 1,			/* u.fx: a finite computed value */
+	AP_NF_SPECIAL = 2			/* special: NaN or an infinity */
+} ApNumForm;
+
+typedef struct ApVal
+{
+	uint8_t		kind;			/* ApTypeKind */
+	uint8_t		nform;			/* NUMERIC: ApNumForm */
+	uint8_t		special;		/* NUMERIC, AP_NF_SPECIAL: ApNumSpecial */
+	union
+	{
+		int64_t		i;			/* BOOL INT2 INT4 INT8 DATE TIMESTAMP TIMESTAMPTZ */
+		float		f4;
+		double		f8;
+		ApFixed		fx;
+		struct
+		{
+			const unsigned char *p;
+			uint32_t	len;
+		}			s;			/* TEXT VARCHAR BPCHAR bytes; numeric payload */
+	}			u;
+} ApVal;
+
+/* Per-program bump allocator, reset for every tuple. */
+typedef struct ApArena
+{
+	unsigned char *buf;
+	uint32_t	cap;
+	uint32_t	used;
+} ApArena;
+
+/* What evaluation of one tuple needs. */
+typedef struct ApEvalCtx
+{
+	const ApValue *values;
+	ApArena    *arena;
+	bool		utf8;			/* server encoding is UTF8 */
+} ApEvalCtx;
+
+#define AP_IS_INT_KIND(k)	((k) == AP_TYPE_INT2 || (k) == AP_TYPE_INT4 || (k) == AP_TYPE_INT8)
+#define AP_IS_FLT_KIND(k)	((k) == AP_TYPE_FLOAT4 || (k) == AP_TYPE_FLOAT8)
+#define AP_IS_TXT_KIND(k)	((k) == AP_TYPE_TEXT || (k) == AP_TYPE_VARCHAR)
+#define AP_IS_STR_KIND(k)	(AP_IS_TXT_KIND(k) || (k) == AP_TYPE_BPCHAR)
+
+/* Date/timestamp facts (datatype/timestamp.h). */
+#define AP_USECS_PER_DAY		INT64_C(86400000000)
+#define AP_USECS_PER_HOUR		INT64_C(3600000000)
+#define AP_USECS_PER_MINUTE		INT64_C(60000000)
+#define AP_USECS_PER_SEC		INT64_C(1000000)
+#define AP_POSTGRES_EPOCH_JDATE	2451545
+#define AP_DATE_NOBEGIN			INT32_MIN
+#define AP_DATE_NOEND			INT32_MAX
+#define AP_TS_NOBEGIN			INT64_MIN
+#define AP_TS_NOEND				INT64_MAX
+/* valid dates: Julian day 0 .. DATE_END_JULIAN (5874898-01-01) exclusive */
+#define AP_DATE_MIN_DAYS		(-AP_POSTGRES_EPOCH_JDATE)
+#define AP_DATE_END_DAYS		(2147483494 - AP_POSTGRES_EPOCH_JDATE)
+/* valid timestamps: Julian day 0 .. 294277-01-01 exclusive */
+#define AP_TS_MIN				INT64_C(-211813488000000000)
+#define AP_TS_END				INT64_C(9223371331200000000)
+#define AP_TS_END_DAYS			106751983	/* TIMESTAMP_END_JULIAN - epoch */
+
+/* vm.c */
+void	   *ap_arena_alloc(ApArena *a, uint32_t n);
+
+/* vm_num.c: int/float/numeric arithmetic, casts, numeric comparison */
+ApEv		ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);
+ApEv		ap_vm_neg(int rkind, const ApVal *a, ApVal *out);
+ApEv		ap_vm_cast(int rkind, const ApVal *a, ApVal *out);
+ApEv		ap_vm_numeric_typmod(int32_t typmod, const ApVal *a, ApVal *out);
+/* numeric_cmp() of two numeric values of any form; AP_EV_FALLBACK if corrupt */
+ApEv		ap_vm_numeric_cmp(const ApVal *a, const ApVal *b, int *c);
+/* Is CAST from kind `from` to kind `to` one the VM computes? (compile check) */
+bool		ap_vm_cast_ok(int from, int to);
+
+/* vm_date.c */
+ApEv		ap_vm_date_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);
+ApEv		ap_vm_extract(int field, int rkind, const ApVal *a, ApVal *out);
+ApEv		ap_vm_date_trunc(int field, const ApVal *a, ApVal *out);
+bool		ap_vm_date_to_ts(int32_t days, int64_t *ts);
+bool		ap_vm_ts_to_date(int64_t ts, int32_t *days);
+
+/* vm_str.c */
+ApEv		ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out);
+ApEv		ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
+					   uint32_t plen, bool icase, bool utf8, bool *match);
+
+#endif							/* DISKD_VM_INTERNAL_H */
