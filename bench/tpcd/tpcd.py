@@ -1,0 +1,864 @@
+#!/usr/bin/env python3
+"""TPC-D benchmark driver for active_pg (issue 6).  Started by bench/tpcd/run.
+
+One run compares, on the same data, for each TPC-H query Q1-Q22:
+  serial    stock PostgreSQL, active_pg.enable = off, max_parallel_workers_per_gather = 0
+  parallel  stock PostgreSQL, active_pg.enable = off, 2 workers per gather
+  active    active_pg.enable = on, no workers: the optimizer decides what to push down
+Warm timings are the median of --runs after one warm-up; --cold adds one run per
+query and mode after restarting the cluster and dropping the kernel page cache.
+
+Checks built in: every mode's full result set must equal the serial one, as
+text, row by row (numeric columns exactly).  Columns of type real / double
+precision compare with a relative tolerance of FLOAT_REL_TOL.  Rows compare in
+order; if only the order of rows differs (ties in ORDER BY), the result is
+accepted and marked "ties".  Any other difference prints a diff and makes the
+run exit with status 1 after writing the report.
+
+Only the Python standard library is used here; matplotlib (from the venv) is
+imported only to draw the plots.
+"""
+
+import argparse
+import csv
+import datetime
+import difflib
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+FLOAT_REL_TOL = 1e-9
+FIELD_SEP = "\x1f"
+TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
+PUSHDOWN_PROVIDERS = ("ActiveScan", "ActiveAgg")
+
+MODES = {
+    "serial": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 0;",
+    "parallel": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 2;",
+    # the disks read through the page cache, as stock PostgreSQL does (warm and cold alike)
+    "active": "SET active_pg.enable = on; SET active_pg.direct_io = off; SET max_parallel_workers_per_gather = 0;",
+}
+
+# Selectivity savings reported by the papers, for comparison with our
+# reduction factor (disk bytes read / bytes shipped to the host).
+#
+# 000 = Riedel et al., seed /work/shared/seeds/000_581f78cd10fe0f57.txt,
+# Table 5 "Details of selected TPC-D queries" (SF 1 validation data,
+# PostgreSQL 6.5 plans).  The seed's text extraction lists the table column by
+# column; the cells below were re-assembled from it: lineitem/order "scan"
+# savings (projection only), "qual" (qualification), "agg" (aggregation).  The
+# savings are not cumulative (Q1 overall: 2.3 x 1.1 x 6104 > 15,000, as the
+# caption says, which confirms the Q1 cells).  Q5's join saving of 490.7 is
+# the "near 500 times for Q5" of the text.  TPC-D's Q13 (sales clerk) is not
+# TPC-H's Q13, so that row does not compare.
+# 001 = the slides, seed /work/shared/seeds/001_875614f020bf5e6e.txt, table
+# "TPC-D Benchmark" (SF 1): "scan only" and "entire query" selectivity.
+PAPER = {
+    1: "000: lineitem scan 2.3, qual 1.1, agg 6104; 001: scan 3.3, query 4.8M",
+    3: "000: orders scan 3.8, qual 2.1, agg 81",
+    4: "000: orders scan 2.9, qual 30.5, agg 41",
+    5: "000: lineitem scan 3.6, orders 3.8, join 490.7, agg 9; 001: scan 3.5, query 9.7M",
+    6: "000: lineitem scan 3.2, qual 68.6, agg 73",
+    7: "001: scan 4.0, query 3.5M",
+    9: "000: lineitem scan 2.8, orders 4.5, agg 75; 001: scan 2.2, query 154,000",
+    10: "000: lineitem scan 3.2, orders 4.5, qual 4.6, agg 1088",
+    11: "001: scan 7.2, query 453,000",
+    13: "(000's Q13 is TPC-D's clerk query: qual 1250, agg 1.0; not comparable)",
+    17: "000: lineitem scan 3.6, agg 5.8",
+}
+
+T0 = time.time()
+
+
+def log(msg):
+    print("[%7.1fs] %s" % (time.time() - T0, msg), flush=True)
+
+
+def die(msg):
+    print("tpcd: " + msg, file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+# ---------------------------------------------------------------- cluster --
+
+def as_pguser(cmd):
+    """PostgreSQL refuses to run as root: server commands run as postgres."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--"] + cmd
+    return cmd
+
+
+class Cluster:
+    """Either our own temporary cluster (initdb under /tmp) or a given DSN."""
+
+    def __init__(self, args):
+        self.dsn = args.dsn
+        self.own = args.dsn is None
+        self.port = args.port
+        self.disks = args.disks
+        self.datadir = args.datadir
+        self.db = "tpcd"
+        self.user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
+
+    def conn(self, db=None):
+        """Connection argument for psql/pgbench (-d)."""
+        if self.own:
+            return "host=/tmp port=%d user=%s dbname=%s" % (self.port, self.user, db or self.db)
+        if db and db != self.db:
+            return self.dsn + " dbname=" + db
+        return self.dsn
+
+    def running(self):
+        r = subprocess.run(as_pguser(["pg_ctl", "-D", self.datadir, "status"]),
+                           capture_output=True, text=True)
+        return r.returncode == 0
+
+    def setup(self):
+        if not self.own:
+            return
+        if self.running():
+            self.stop()
+        if not os.path.exists(os.path.join(self.datadir, "PG_VERSION")):
+            log("initdb %s" % self.datadir)
+            os.makedirs(self.datadir, exist_ok=True)
+            if os.geteuid() == 0:
+                shutil.chown(self.datadir, "postgres", "postgres")
+            subprocess.run(as_pguser(["initdb", "-D", self.datadir, "-A", "trust", "-U", self.user]),
+                           check=True, stdout=subprocess.DEVNULL)
+        conf = os.path.join(self.datadir, "active_pg_tpcd.conf")
+        with open(conf, "w") as f:
+            f.write("""port = %d
+unix_socket_directories = '/tmp'
+listen_addresses = ''
+shared_preload_libraries = 'active_pg'
+active_pg.ndisks = %d
+shared_buffers = 256MB
+max_parallel_workers_per_gather = 2
+max_wal_size = 4GB
+jit = off
+""" % (self.port, self.disks))
+        if os.geteuid() == 0:
+            shutil.chown(conf, "postgres", "postgres")
+        pgconf = os.path.join(self.datadir, "postgresql.conf")
+        with open(pgconf) as f:
+            have = "include_if_exists = 'active_pg_tpcd.conf'" in f.read()
+        if not have:
+            with open(pgconf, "a") as f:
+                f.write("include_if_exists = 'active_pg_tpcd.conf'\n")
+        self.start()
+        psql("CREATE EXTENSION IF NOT EXISTS active_pg", self.conn("postgres"))
+        r = psql("SELECT 1 FROM pg_database WHERE datname = 'tpcd'", self.conn("postgres"))
+        if r.stdout.strip() != "1":
+            psql("CREATE DATABASE tpcd", self.conn("postgres"))
+
+    def ensure_extension(self, db=None):
+        """The planner offers ActiveScan only in databases that have the extension."""
+        psql("CREATE EXTENSION IF NOT EXISTS active_pg", self.conn(db))
+
+    def start(self):
+        log("start cluster (port %d, %d disks)" % (self.port, self.disks))
+        subprocess.run(as_pguser(["pg_ctl", "-D", self.datadir, "-l",
+                                  os.path.join(self.datadir, "server.log"), "-w", "start"]),
+                       check=True, stdout=subprocess.DEVNULL)
+        self.wait_disks()
+
+    def stop(self):
+        subprocess.run(as_pguser(["pg_ctl", "-D", self.datadir, "-m", "fast", "-w", "stop"]),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def wait_disks(self):
+        """The launcher starts the daemons after the postmaster: wait until all answer."""
+        for _ in range(100):
+            r = psql("CREATE EXTENSION IF NOT EXISTS active_pg; "
+                     "SELECT count(*) FILTER (WHERE alive) || '/' || count(*) FROM active_pg.disks()",
+                     self.conn("postgres"), check=False)
+            out = r.stdout.strip()
+            if r.returncode == 0 and "/" in out:
+                alive, total = out.split("/")
+                if alive == total and int(total) > 0:
+                    return
+            time.sleep(0.2)
+        log("warning: not all disks answer: %s" % r.stdout.strip())
+
+    def restart_cold(self):
+        """Cold cache: stop, drop the kernel page cache, start.  False if not permitted."""
+        if not self.own:
+            return False
+        self.stop()
+        ok = drop_caches()
+        self.start()
+        return ok
+
+
+def drop_caches():
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def psql(sql, conn, check=True, settings="", extra=()):
+    """Run an SQL script with psql, unaligned, tuples only; returns CompletedProcess."""
+    cmd = ["psql", "-X", "-q", "-A", "-t", "-F", FIELD_SEP, "-v", "ON_ERROR_STOP=1", "-d", conn]
+    cmd += list(extra)
+    r = subprocess.run(cmd, input=settings + "\n" + sql + "\n", capture_output=True, text=True)
+    if check and r.returncode != 0:
+        die("psql failed: %s\n%s" % (sql[:200], r.stderr))
+    return r
+
+
+# ------------------------------------------------------------------- data --
+
+def generate(sf, cache):
+    """dbgen-compatible .tbl files from tpchgen-cli, cached per scale factor."""
+    d = os.path.join(cache, "sf%s" % sf)
+    if all(os.path.exists(os.path.join(d, t + ".tbl")) for t in TABLES):
+        log("data sf%s: cached in %s" % (sf, d))
+        return d
+    tmp = d + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    gen = os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
+    if not os.path.exists(gen):
+        gen = shutil.which("tpchgen-cli") or die("tpchgen-cli not found (bench/tpcd/run installs it)")
+    log("generating sf%s with %s" % (sf, subprocess.run([gen, "--version"], capture_output=True,
+                                                         text=True).stdout.strip()))
+    subprocess.run([gen, "-s", str(sf), "-o", tmp], check=True)
+    shutil.rmtree(d, ignore_errors=True)
+    os.rename(tmp, d)
+    return d
+
+
+def load(cl, sf, vacuum, datadir, reload):
+    """Schema, COPY, keys and indexes, VACUUM ANALYZE unless --no-vacuum."""
+    state = "sf=%s vacuum=%s" % (sf, "on" if vacuum else "off")
+    conn = cl.conn()
+    r = psql("SELECT obj_description('lineitem'::regclass, 'pg_class')", conn, check=False)
+    # Never-vacuumed data is always loaded afresh, so it really is never vacuumed.
+    if not reload and vacuum and r.returncode == 0 and r.stdout.strip() == state:
+        log("data already loaded (%s)" % state)
+        return
+    log("loading sf%s (%s)" % (sf, state))
+    psql(open(os.path.join(HERE, "schema.sql")).read(), conn)
+    for t in TABLES:
+        t1 = time.time()
+        path = os.path.join(datadir, t + ".tbl")
+        # dbgen ends every line with the delimiter: strip it before COPY.
+        with subprocess.Popen(["sed", "s/|$//", path], stdout=subprocess.PIPE) as sed:
+            subprocess.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", conn, "-c",
+                            "COPY %s FROM STDIN WITH (FORMAT text, DELIMITER '|')" % t],
+                           stdin=sed.stdout, check=True)
+        if sed.returncode:
+            die("sed failed on %s" % path)
+        log("  COPY %-8s %6.1f s" % (t, time.time() - t1))
+    t1 = time.time()
+    psql(open(os.path.join(HERE, "indexes.sql")).read(), conn)
+    log("  keys and indexes %.1f s" % (time.time() - t1))
+    if vacuum:
+        t1 = time.time()
+        psql("VACUUM ANALYZE", conn)
+        log("  VACUUM ANALYZE %.1f s" % (time.time() - t1))
+    else:
+        # Keep autovacuum away so the data stays never-vacuumed for this run.
+        psql("".join("ALTER TABLE %s SET (autovacuum_enabled = false);" % t for t in TABLES), conn)
+        log("  no VACUUM, no ANALYZE (--no-vacuum); autovacuum off for these tables")
+    psql("COMMENT ON TABLE lineitem IS '%s'" % state, conn)
+
+
+# ---------------------------------------------------------------- queries --
+
+def read_query(q):
+    text = open(os.path.join(HERE, "queries", "%d.sql" % q)).read()
+    lines = [l for l in text.splitlines() if not l.strip().startswith("--")]
+    return "\n".join(lines).strip().rstrip(";")
+
+
+def run_session(cl, mode, sql, nexec, timeout_s):
+    """Run SQL nexec times in one session.  Returns (status, [(rows, ms)], stderr).
+
+    status is "ok", "timeout" or "error".  psql stops at the first error."""
+    script = (MODES[mode] + "\nSET statement_timeout = '%ds';\n\\pset null '<NULL>'\n\\timing on\n"
+              % timeout_s)
+    for i in range(nexec):
+        script += "\\echo @@exec %d\n%s;\n" % (i, sql)
+    r = psql(script, cl.conn(), check=False)
+    execs, cur = [], None
+    for line in r.stdout.splitlines():
+        if line.startswith("@@exec "):
+            cur = []
+            continue
+        m = re.match(r"^Time: ([0-9.]+) ms", line)
+        if m and cur is not None:
+            execs.append((cur, float(m.group(1))))
+            cur = None
+            continue
+        if cur is not None:
+            cur.append(line)
+    if r.returncode != 0:
+        status = "timeout" if "statement timeout" in r.stderr else "error"
+        return status, execs, r.stderr.strip()
+    return "ok", execs, ""
+
+
+def column_types(cl, sql):
+    r = psql(MODES["serial"] + "\n" + sql + "\n\\gdesc", cl.conn(), check=False)
+    if r.returncode != 0:
+        return []
+    return [l.split(FIELD_SEP)[1] for l in r.stdout.splitlines() if FIELD_SEP in l]
+
+
+def same_rows(a, b, types):
+    """Row lists equal?  Text equality; float columns within FLOAT_REL_TOL."""
+    if len(a) != len(b):
+        return False
+    floats = [t in ("double precision", "real") for t in types]
+    for ra, rb in zip(a, b):
+        if ra == rb:
+            continue
+        fa, fb = ra.split(FIELD_SEP), rb.split(FIELD_SEP)
+        if len(fa) != len(fb):
+            return False
+        for i, (x, y) in enumerate(zip(fa, fb)):
+            if x == y:
+                continue
+            if i < len(floats) and floats[i]:
+                try:
+                    fx, fy = float(x), float(y)
+                except ValueError:
+                    return False
+                if abs(fx - fy) <= FLOAT_REL_TOL * max(abs(fx), abs(fy)):
+                    continue
+            return False
+    return True
+
+
+def compare(ref, other, types):
+    """'ok', 'ties' (same rows, different order among ties) or 'MISMATCH'."""
+    if same_rows(ref, other, types):
+        return "ok"
+    if same_rows(sorted(ref), sorted(other), types):
+        return "ties"
+    return "MISMATCH"
+
+
+def walk(plan):
+    yield plan
+    for p in plan.get("Plans", []):
+        yield from walk(p)
+
+
+def explain_active(cl, sql, timeout_s, analyze=True):
+    """Pushed operators from EXPLAIN, disk counters from EXPLAIN ANALYZE (active mode)."""
+    info = {"pushed": 0, "relations": [], "bytes_read": None, "bytes_shipped": None,
+            "pages_read": None, "rows_from_disks": None, "plan": None}
+    pre = MODES["active"] + "\nSET statement_timeout = '%ds';\n" % timeout_s
+    r = psql(pre + "EXPLAIN (FORMAT JSON) " + sql + ";", cl.conn(), check=False)
+    if r.returncode != 0:
+        return info
+    plan = json.loads(r.stdout)[0]["Plan"]
+    nodes = [n for n in walk(plan) if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS]
+    info["pushed"] = len(nodes)
+    info["relations"] = sorted({n.get("Relation Name", "?") for n in nodes})
+    if not analyze:
+        return info
+    r = psql(pre + "EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) " + sql + ";", cl.conn(), check=False)
+    if r.returncode != 0:
+        return info
+    aplan = json.loads(r.stdout)[0]["Plan"]
+    info["plan"] = aplan
+    nodes = [n for n in walk(aplan) if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS]
+    for key, name in (("bytes_read", "Disk Bytes Read"), ("bytes_shipped", "Interconnect Bytes Shipped"),
+                      ("pages_read", "Disk Pages Read"), ("rows_from_disks", "Rows From Disks")):
+        vals = [n[name] for n in nodes if name in n]
+        info[key] = sum(vals) if vals else None
+    return info
+
+
+def text_plan(cl, sql):
+    r = psql(MODES["active"] + "\nEXPLAIN (VERBOSE, COSTS OFF) " + sql + ";", cl.conn(), check=False)
+    return r.stdout + r.stderr
+
+
+def bench_queries(cl, args, queries, modes):
+    res = {}
+    failures = []
+    for q in queries:
+        sql = read_query(q)
+        types = column_types(cl, sql)
+        row = {"q": q, "time": {}, "status": {}, "rows": {}, "cold": {}, "check": "ok", "nrows": None}
+        for mode in modes:
+            t1 = time.time()
+            status, execs, err = run_session(cl, mode, sql, 1 + args.runs, args.timeout_s)
+            row["status"][mode] = status
+            if status == "ok":
+                times = [ms for _, ms in execs[1:]] or [execs[0][1]]
+                row["time"][mode] = statistics.median(times)
+                row["rows"][mode] = execs[0][0]
+                for rows, _ in execs[1:]:
+                    if compare(execs[0][0], rows, types) == "MISMATCH":
+                        row["check"] = "MISMATCH"
+                        failures.append("Q%d %s: results differ between runs of the same mode" % (q, mode))
+                log("Q%-2d %-8s warm median %10.1f ms  (runs %s; %.1f s)" % (
+                    q, mode, row["time"][mode], ", ".join("%.1f" % ms for _, ms in execs[1:]),
+                    time.time() - t1))
+            else:
+                log("Q%-2d %-8s %s after %.1f s %s" % (q, mode, status.upper(), time.time() - t1,
+                                                       err.splitlines()[0] if err else ""))
+                if status == "error":
+                    failures.append("Q%d %s: error: %s" % (q, mode, err))
+                    row["check"] = "ERROR"
+        ok_modes = [m for m in modes if row["status"][m] == "ok"]
+        if ok_modes:
+            ref_mode = ok_modes[0]
+            ref = row["rows"][ref_mode]
+            row["nrows"] = len(ref)
+            for m in ok_modes[1:]:
+                c = compare(ref, row["rows"][m], types)
+                if c == "MISMATCH":
+                    row["check"] = "MISMATCH"
+                    failures.append("Q%d: %s result differs from %s" % (q, m, ref_mode))
+                    print("\n!!! RESULT MISMATCH Q%d: %s vs %s\n" % (q, ref_mode, m), file=sys.stderr)
+                    sys.stderr.writelines(difflib.unified_diff(
+                        [l + "\n" for l in ref], [l + "\n" for l in row["rows"][m]],
+                        fromfile=ref_mode, tofile=m, n=1))
+                    print("--- plan in active mode:\n" + text_plan(cl, sql), file=sys.stderr)
+                elif c == "ties" and row["check"] == "ok":
+                    row["check"] = "ok (ties)"
+        row["explain"] = None
+        if "active" in modes:
+            row["explain"] = explain_active(cl, sql, args.timeout_s,
+                                            analyze=row["status"].get("active") == "ok")
+        res[q] = row
+    if args.cold:
+        for q in queries:
+            sql = read_query(q)
+            for mode in modes:
+                if not cl.restart_cold():
+                    res[q]["cold"][mode] = None
+                    continue
+                status, execs, _ = run_session(cl, mode, sql, 1, args.timeout_s)
+                res[q]["cold"][mode] = execs[0][1] if status == "ok" else status
+                log("Q%-2d %-8s cold %s" % (q, mode, fmt_ms(res[q]["cold"][mode])))
+    return res, failures
+
+
+# ---------------------------------------------------------------- pgbench --
+
+PGBENCH_MIX = [1, 6, 14]
+
+
+def parse_pgbench(out):
+    tps = re.search(r"tps = ([0-9.]+) \(without initial", out)
+    lat = re.search(r"latency average = ([0-9.]+) ms", out)
+    std = re.search(r"latency stddev = ([0-9.]+) ms", out)
+    txs = re.search(r"number of transactions actually processed: ([0-9]+)", out)
+    fail = re.search(r"number of failed transactions: ([0-9]+)", out)
+    return {"tps": float(tps.group(1)) if tps else None,
+            "lat_ms": float(lat.group(1)) if lat else None,
+            "lat_std_ms": float(std.group(1)) if std else None,
+            "txs": int(txs.group(1)) if txs else None,
+            "failed": int(fail.group(1)) if fail else 0}
+
+
+def pgbench_env(mode):
+    env = dict(os.environ)
+    enable = "on" if mode == "active" else "off"
+    workers = 2 if mode == "parallel" else 0
+    env["PGOPTIONS"] = "-c active_pg.enable=%s -c max_parallel_workers_per_gather=%d" % (enable, workers)
+    return env
+
+
+def pgbench_streams(cl, args, modes):
+    """TPC-D throughput: the Q1/Q6/Q14 mix as pgbench custom scripts, -c 1,2,4."""
+    out = []
+    scripts = []
+    for q in PGBENCH_MIX:
+        scripts += ["-f", os.path.join(HERE, "pgbench", "q%d.sql" % q)]
+    for c in args.pgbench_clients:
+        for mode in modes:
+            cmd = ["pgbench", "-n", "-c", str(c), "-j", str(c), "-T", str(args.pgbench_seconds)] + \
+                scripts + [cl.conn()]
+            r = subprocess.run(cmd, capture_output=True, text=True, env=pgbench_env(mode))
+            p = parse_pgbench(r.stdout)
+            p.update({"clients": c, "mode": mode, "rc": r.returncode})
+            if r.returncode != 0:
+                p["error"] = r.stderr.strip()[-500:]
+            log("pgbench Q%s mix -c %d %-8s tps %s latency %s ms" % (
+                "/".join(map(str, PGBENCH_MIX)), c, mode, p["tps"], p["lat_ms"]))
+            out.append(p)
+    return out
+
+
+TPCB_CHECKS = [
+    "SELECT count(*), sum(abalance::bigint), min(aid), max(aid) FROM pgbench_accounts WHERE abalance <> 0",
+    "SELECT count(*), sum(abalance::bigint) FROM pgbench_accounts WHERE bid = 1 AND abalance BETWEEN -2000 AND 2000",
+    "SELECT count(*), sum(abalance::bigint) FROM pgbench_accounts",
+]
+
+
+def tpcb_concurrent(cl, args):
+    """Stock TPC-B pgbench (-c 2) writing pgbench_accounts while pushed-down scans
+    of it run; each scan is compared with the same query, pushdown off, in the
+    same REPEATABLE READ snapshot.  Also TPC-B's invariant sum(abalance) =
+    sum(delta) of pgbench_history, with the accounts side pushed down."""
+    db = "tpcb"
+    if cl.own:
+        psql("DROP DATABASE IF EXISTS tpcb", cl.conn("postgres"))
+        psql("CREATE DATABASE tpcb", cl.conn("postgres"))
+        cl.ensure_extension("tpcb")
+    else:
+        db = cl.db
+    conn = cl.conn(db)
+    log("pgbench -i -s %d (TPC-B) in database %s" % (args.tpcb_scale, db))
+    subprocess.run(["pgbench", "-i", "-q", "-s", str(args.tpcb_scale), conn], check=True,
+                   capture_output=True)
+    plan = psql("SET active_pg.force_pushdown = on; EXPLAIN (COSTS OFF) " + TPCB_CHECKS[0], conn).stdout
+    pushed = "ActiveScan" in plan
+    tx = "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSET LOCAL active_pg.force_pushdown = on;\n" \
+         "SET LOCAL max_parallel_workers_per_gather = 0;\n\\echo @@on\n"
+    tx += "".join(q + ";\n" for q in TPCB_CHECKS)
+    tx += "SET LOCAL active_pg.force_pushdown = off;\nSET LOCAL active_pg.enable = off;\n\\echo @@off\n"
+    tx += "".join(q + ";\n" for q in TPCB_CHECKS)
+    tx += "SELECT count(*), coalesce(sum(delta), 0) FROM pgbench_history;\nCOMMIT;\n"
+    env = pgbench_env("serial")
+    bg = subprocess.Popen(["pgbench", "-n", "-c", "2", "-j", "2", "-T", str(args.pgbench_seconds), conn],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    checks = mismatches = 0
+    details = []
+    base = None
+    while bg.poll() is None:
+        r = psql(tx, conn, check=False)
+        if r.returncode != 0:
+            mismatches += 1
+            details.append("check transaction failed: " + r.stderr.strip()[:300])
+            continue
+        on, off = r.stdout.split("@@on\n", 1)[1].split("@@off\n", 1)
+        on_rows = on.strip().splitlines()
+        off_rows = off.strip().splitlines()
+        hist = off_rows[-1].split(FIELD_SEP)
+        checks += 1
+        total_on = on_rows[2].split(FIELD_SEP)[1]
+        if base is None:
+            base = int(total_on) - int(hist[1])
+        if on_rows != off_rows[:3] or int(total_on) - int(hist[1]) != base:
+            mismatches += 1
+            details.append("on=%r off=%r history=%r" % (on_rows, off_rows, hist))
+    so, se = bg.communicate()
+    p = parse_pgbench(so)
+    p.update({"checks": checks, "mismatches": mismatches, "details": details[:5], "pushed": pushed,
+              "plan": plan, "rc": bg.returncode, "history_rows": None})
+    if bg.returncode != 0:
+        p["error"] = se.strip()[-500:]
+    log("TPC-B -c 2 %d s: tps %s; %d concurrent scan checks, %d mismatches (pushed down: %s)" % (
+        args.pgbench_seconds, p["tps"], checks, mismatches, pushed))
+    return p
+
+
+# ----------------------------------------------------------------- report --
+
+def fmt_ms(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    return "%.1f" % v
+
+
+def fmt_x(a, b):
+    if not isinstance(a, float) or not isinstance(b, float) or b <= 0:
+        return "n/a"
+    return "%.2fx" % (a / b)
+
+
+def fmt_bytes(v):
+    if v is None:
+        return "n/a"
+    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if v >= div:
+            return "%.1f %s" % (v / div, unit)
+    return "%d B" % v
+
+
+def mode_time(row, mode):
+    if mode not in row["status"]:
+        return None
+    return row["time"].get(mode, row["status"][mode])
+
+
+def report(args, cl, res, modes, streams, tpcb, failures, env_info):
+    queries = sorted(res)
+    today = datetime.date.today().isoformat()
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, "%s-sf%s%s" % (today, args.sf, "" if args.vacuum else "-novacuum"))
+    has = lambda m: m in modes
+    # CSV: one row per query
+    with open(base + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        hdr = ["query"] + ["%s_ms" % m for m in modes] + ["%s_cold_ms" % m for m in modes if args.cold] + \
+            ["speedup_vs_serial", "speedup_vs_parallel", "pushed_ops", "pushed_relations",
+             "disk_bytes_read", "bytes_shipped", "disk_pages_read", "rows_from_disks",
+             "reduction", "rows", "check", "paper"]
+        w.writerow(hdr)
+        for q in queries:
+            r = res[q]
+            e = r["explain"] or {}
+            red = (e["bytes_read"] / e["bytes_shipped"]) if e.get("bytes_read") and e.get("bytes_shipped") else None
+            w.writerow(["Q%d" % q] + [fmt_ms(mode_time(r, m)) for m in modes] +
+                       [fmt_ms(r["cold"].get(m)) for m in modes if args.cold] +
+                       [fmt_x(r["time"].get("serial"), r["time"].get("active")),
+                        fmt_x(r["time"].get("parallel"), r["time"].get("active")),
+                        e.get("pushed", ""), " ".join(e.get("relations", [])),
+                        e.get("bytes_read") if e.get("bytes_read") is not None else "n/a",
+                        e.get("bytes_shipped") if e.get("bytes_shipped") is not None else "n/a",
+                        e.get("pages_read") if e.get("pages_read") is not None else "n/a",
+                        e.get("rows_from_disks") if e.get("rows_from_disks") is not None else "n/a",
+                        "%.1f" % red if red else "n/a", r["nrows"], r["check"], PAPER.get(q, "")])
+    # Markdown
+    L = []
+    L.append("# TPC-D (TPC-H Q1-Q22) on active_pg, SF %s, %s" % (args.sf, today))
+    L.append("")
+    L.append("Machine: %s. %s" % (env_info["machine"], env_info["settings"]))
+    L.append("Warm: median of %d runs after one warm-up, in ms. Speedups are active vs serial / "
+             "active vs parallel (>1 = pushdown faster). Disk bytes read, bytes shipped and "
+             "reduction come from `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON)` of the active mode "
+             "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's." % args.runs)
+    L.append("")
+    cols = ["Q"] + ["%s ms" % m for m in modes]
+    if args.cold:
+        cols += ["%s cold ms" % m for m in modes]
+    cols += ["active/serial", "active/parallel", "pushed (relations)", "disk read", "shipped",
+             "reduction", "rows", "check", "papers (000 Table 5 / 001)"]
+    L.append("| " + " | ".join(cols) + " |")
+    L.append("|" + "|".join(["---"] + ["---:"] * (len(cols) - 4) + ["---", "---", "---"]) + "|")
+    for q in queries:
+        r = res[q]
+        e = r["explain"] or {}
+        red = (e["bytes_read"] / e["bytes_shipped"]) if e.get("bytes_read") and e.get("bytes_shipped") else None
+        pushed = "%d (%s)" % (e.get("pushed", 0), ", ".join(e.get("relations", []))) if e.get("pushed") else "0"
+        cells = ["Q%d" % q] + [fmt_ms(mode_time(r, m)) for m in modes]
+        if args.cold:
+            cells += [fmt_ms(r["cold"].get(m)) for m in modes]
+        cells += [fmt_x(r["time"].get("serial"), r["time"].get("active")),
+                  fmt_x(r["time"].get("parallel"), r["time"].get("active")),
+                  pushed, fmt_bytes(e.get("bytes_read")), fmt_bytes(e.get("bytes_shipped")),
+                  "%.1f" % red if red else "n/a", str(r["nrows"]), r["check"], PAPER.get(q, "")]
+        L.append("| " + " | ".join(cells) + " |")
+    # totals: all queries, and the 17 TPC-D queries
+    for label, qs in (("Q1-Q17 (TPC-D)", [q for q in queries if q <= 17]), ("all", queries)):
+        ok = [q for q in qs if all(isinstance(res[q]["time"].get(m), float) for m in modes)]
+        if not ok:
+            continue
+        tot = {m: sum(res[q]["time"][m] for q in ok) for m in modes}
+        cells = ["**%s** (%d)" % (label, len(ok))] + ["%.1f" % tot[m] for m in modes]
+        if args.cold:
+            cells += [""] * len(modes)
+        cells += [fmt_x(tot.get("serial"), tot.get("active")), fmt_x(tot.get("parallel"), tot.get("active")),
+                  "", "", "", "", "", "", ""]
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    if args.cold and not cl.own:
+        L.append("Cold columns: n/a with --dsn (the bench cannot restart a server it did not start).")
+    L.append("Papers: 000 = seed 000_581f78cd10fe0f57 (Riedel et al.), Table 5 selectivity savings "
+             "(factors, not cumulative; re-assembled from the seed's column-wise text); 001 = seed "
+             "001_875614f020bf5e6e (slides), table \"TPC-D Benchmark\": scan-only and entire-query "
+             "selectivity. Our reduction is disk bytes read / bytes shipped of the pushed scans: it "
+             "compares with their scan x qual savings until aggregation runs at the disks.")
+    if streams:
+        L.append("")
+        L.append("## pgbench throughput: Q%s mix (%d s per point)" % (
+            "/Q".join(map(str, PGBENCH_MIX)), args.pgbench_seconds))
+        L.append("")
+        L.append("| clients | mode | TPS | latency avg ms | latency stddev ms | transactions | failed |")
+        L.append("|---:|---|---:|---:|---:|---:|---:|")
+        for p in streams:
+            L.append("| %d | %s | %s | %s | %s | %s | %s |" % (
+                p["clients"], p["mode"], p["tps"], p["lat_ms"], p["lat_std_ms"], p["txs"],
+                p["failed"] if p["rc"] == 0 else "rc=%d" % p["rc"]))
+    if tpcb:
+        L.append("")
+        L.append("## TPC-B (pgbench -c 2, scale %d, %d s) with concurrent pushed-down scans of pgbench_accounts"
+                 % (args.tpcb_scale, args.pgbench_seconds))
+        L.append("")
+        L.append("TPC-B TPS %s, latency %s ms. Scan checks: %d REPEATABLE READ transactions, each running %d "
+                 "queries with `active_pg.force_pushdown = on` and again with pushdown off in the same "
+                 "snapshot, plus TPC-B's invariant sum(abalance) = sum(delta) + constant; **%d mismatches**. "
+                 "Scans pushed down: %s." % (tpcb["tps"], tpcb["lat_ms"], tpcb["checks"], len(TPCB_CHECKS),
+                                             tpcb["mismatches"], "yes" if tpcb["pushed"] else "NO"))
+        for d in tpcb["details"]:
+            L.append("    " + d)
+    if failures:
+        L.append("")
+        L.append("## FAILURES")
+        L.append("")
+        for f_ in failures:
+            L.append("- " + f_.replace("\n", " "))
+    md = "\n".join(L) + "\n"
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    with open(base + ".json", "w") as f:
+        json.dump({"args": vars(args), "env": env_info,
+                   "queries": {q: {k: v for k, v in res[q].items() if k != "rows"} for q in queries},
+                   "pgbench": streams, "tpcb": tpcb, "failures": failures}, f, indent=1, default=str)
+    plots(base, res, modes)
+    return base, md
+
+
+def plots(base, res, modes):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib not available: no plots")
+        return
+    queries = sorted(res)
+    x = list(range(len(queries)))
+    labels = ["Q%d" % q for q in queries]
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    width = 0.8 / max(1, len(modes))
+    for i, m in enumerate(modes):
+        ys = []
+        for q in queries:
+            s, t = res[q]["time"].get("serial"), res[q]["time"].get(m)
+            ys.append(s / t if s and t else 0)
+        ax.bar([xi + (i - (len(modes) - 1) / 2) * width for xi in x], ys, width, label=m)
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels)
+    ax.set_ylabel("speedup vs stock serial (warm)")
+    ax.set_title(os.path.basename(base) + ": speedup per query")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(base + "-speedup.png", dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    rd = [(res[q]["explain"] or {}).get("bytes_read") or 0 for q in queries]
+    sh = [(res[q]["explain"] or {}).get("bytes_shipped") or 0 for q in queries]
+    ax.bar([xi - 0.2 for xi in x], [v if v > 0 else float("nan") for v in rd], 0.4, label="read at the disks")
+    ax.bar([xi + 0.2 for xi in x], [v if v > 0 else float("nan") for v in sh], 0.4, label="shipped to the host")
+    ax.set_yscale("log")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels)
+    ax.set_ylabel("bytes (log scale)")
+    ax.set_title(os.path.basename(base) + ": bytes per query, active mode (empty = nothing pushed)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(base + "-bytes.png", dpi=110)
+    plt.close(fig)
+
+
+def machine_info():
+    cpu = "?"
+    try:
+        for l in open("/proc/cpuinfo"):
+            if l.startswith("model name"):
+                cpu = l.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)
+    return "%s, %d cores, %.0f GiB RAM, %s" % (cpu, os.cpu_count(), mem, platform.platform())
+
+
+def parse_list(s, conv=int):
+    out = []
+    for part in s.split(","):
+        part = part.strip()
+        if "-" in part and conv is int:
+            a, b = part.split("-")
+            out += list(range(int(a), int(b) + 1))
+        elif part:
+            out.append(conv(part))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="bench/tpcd/run", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sf", default="0.1", help="TPC-H scale factor (default 0.1)")
+    ap.add_argument("--disks", type=int, default=4, help="active_pg.ndisks of the own cluster (default 4)")
+    ap.add_argument("--modes", default="serial,parallel,active", help="default serial,parallel,active")
+    ap.add_argument("--queries", default="1-22", help="e.g. 1,6 or 1-22 (default)")
+    ap.add_argument("--runs", type=int, default=3, help="warm runs after one warm-up; median reported")
+    ap.add_argument("--cold", action="store_true", help="also one cold run per query and mode "
+                    "(cluster restart + drop caches)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="output directory")
+    ap.add_argument("--dsn", help="use this server (conninfo) instead of starting a cluster")
+    ap.add_argument("--timeout-s", type=int, default=300, help="per-query statement_timeout")
+    ap.add_argument("--vacuum", dest="vacuum", action="store_true", default=True,
+                    help="VACUUM ANALYZE after loading (default)")
+    ap.add_argument("--no-vacuum", dest="vacuum", action="store_false",
+                    help="skip VACUUM ANALYZE: pushdown on never-vacuumed data")
+    ap.add_argument("--reload", action="store_true", help="reload the data even if already loaded")
+    ap.add_argument("--pgbench", action="store_true", help="also run the pgbench streams and TPC-B")
+    ap.add_argument("--pgbench-seconds", type=int, default=20, help="-T of each pgbench run")
+    ap.add_argument("--pgbench-clients", default="1,2,4", help="client counts of the streams")
+    ap.add_argument("--tpcb-scale", type=int, default=10, help="pgbench -i -s for the TPC-B part")
+    ap.add_argument("--port", type=int, default=5498, help="port of the own cluster")
+    ap.add_argument("--datadir", default=os.environ.get("ACTIVE_PG_TPCD_DIR", "/tmp/active_pg-tpcd"))
+    ap.add_argument("--data-cache", default=os.path.join(HERE, "data"), help="generated .tbl files")
+    ap.add_argument("--keep", action="store_true", help="leave the own cluster running")
+    ap.add_argument("--no-build", action="store_true", help="(run wrapper) skip build and install")
+    args = ap.parse_args()
+    args.out = os.path.abspath(args.out)
+    modes = parse_list(args.modes, str)
+    for m in modes:
+        if m not in MODES:
+            die("unknown mode %s (known: %s)" % (m, ", ".join(MODES)))
+    queries = parse_list(args.queries)
+    args.pgbench_clients = parse_list(args.pgbench_clients)
+
+    cl = Cluster(args)
+    datadir = generate(args.sf, args.data_cache)
+    cl.setup()
+    try:
+        cl.ensure_extension()
+        load(cl, args.sf, args.vacuum, datadir, args.reload)
+        ver = psql("SELECT version()", cl.conn()).stdout.strip().split(",")[0]
+        nd = psql("SHOW active_pg.ndisks", cl.conn(), check=False).stdout.strip() or "?"
+        env_info = {"machine": machine_info(),
+                    "settings": "%s; %s disks; data %s; %s; shared_buffers %s; jit %s; timeout %d s." % (
+                        ver, nd, "VACUUM ANALYZEd" if args.vacuum else "never vacuumed (--no-vacuum)",
+                        "tpchgen-cli 4.0.0",
+                        psql("SHOW shared_buffers", cl.conn()).stdout.strip(),
+                        psql("SHOW jit", cl.conn()).stdout.strip(), args.timeout_s)}
+        log("running Q%s in modes %s" % (",".join(map(str, queries)), ", ".join(modes)))
+        res, failures = bench_queries(cl, args, queries, modes)
+        streams, tpcb = [], None
+        if args.pgbench:
+            streams = pgbench_streams(cl, args, [m for m in ("active", "serial", "parallel") if m in modes])
+            tpcb = tpcb_concurrent(cl, args)
+            if tpcb["mismatches"] or not tpcb["pushed"] or tpcb["rc"] != 0:
+                failures.append("TPC-B concurrent scans: %d mismatches, pushed=%s, pgbench rc=%d %s" % (
+                    tpcb["mismatches"], tpcb["pushed"], tpcb["rc"], tpcb.get("error", "")))
+            for p in streams:
+                if p["rc"] != 0:
+                    failures.append("pgbench -c %d %s failed: %s" % (p["clients"], p["mode"], p.get("error")))
+        base, md = report(args, cl, res, modes, streams, tpcb, failures, env_info)
+    finally:
+        if cl.own and not args.keep:
+            cl.stop()
+    print()
+    print(md)
+    log("wrote %s.md, .csv, .json, -speedup.png, -bytes.png" % base)
+    if failures:
+        print("\nFAILED: %d problem(s):" % len(failures), file=sys.stderr)
+        for f_ in failures:
+            print("  " + f_.splitlines()[0], file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
