@@ -14,6 +14,7 @@
 #include "miscadmin.h"
 
 #include "active_pg.h"
+#include "agg.h"
 
 PG_MODULE_MAGIC;
 
@@ -26,6 +27,7 @@ _PG_init(void)
 	ApGucInit();
 	ApPlannerInit();
 	ApExecInit();
+	ApAggPlannerInit();
 	if (process_shared_preload_libraries_in_progress)
 		ApLauncherRegister();
 }

@@ -72,15 +72,26 @@ bool		ApIsShippableExpr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr);
 
 /*
  * CustomScan layout produced by the planner:
- *   scan.scanrelid    the base relation (scan tuple = the relation's descriptor)
- *   plan.qual         host quals (evaluated by ExecScan)
- *   custom_exprs      disk quals, implicitly ANDed (also evaluated on the host
- *                     for fallback tuples; setrefs/Params see them here)
+ *   scan.scanrelid    the base relation
+ *   plan.qual         NIL: host quals are evaluated by the node itself, so
+ *                     that EXPLAIN can label them "Host Filter"
+ *   custom_exprs      every qual, in PostgreSQL's evaluation order
+ *                     (order_qual_clauses), over the relation's descriptor;
+ *                     heap tuples (fallback, host mode) are checked against
+ *                     all of them in that order, so they raise exactly the
+ *                     errors a plain scan would
+ *   custom_scan_tlist NIL: the scan tuple is the relation's descriptor, disk
+ *                     rows fill the shipped attributes.  Or (projection
+ *                     pushdown) the shipped attributes as Vars, then the
+ *                     computed expressions the disks evaluate; disk rows map
+ *                     onto it 1:1 and the targetlist references it (INDEX_VAR)
  *   custom_private    list indexed by ApScanPrivateIndex
  */
 typedef enum ApScanPrivateIndex
 {
 	AP_PRIV_PROJECT = 0,		/* IntList: attribute numbers the disks ship */
+	AP_PRIV_DISK_QUALS,			/* IntList: positions of the disk quals in custom_exprs */
+	AP_PRIV_NEXPRS,				/* Integer: computed entries of custom_scan_tlist */
 	AP_PRIV_COUNT
 } ApScanPrivateIndex;
 
@@ -95,6 +106,14 @@ void		ApPlannerInit(void);
  * rescan).  Allocates in CurrentMemoryContext.
  */
 ActivePg__Expr *ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext);
+/* Computed projections (Program.project_exprs), Params evaluated as above. */
+ActivePg__Expr **ApEncodeValues(List *exprs, PlanState *parent, ExprContext *econtext,
+								size_t *nexprs);
+/*
+ * Does an encoded program need AP_CAP_EXPRESSIONS (it holds a FuncCall,
+ * CaseExpr or CoalesceExpr)?
+ */
+bool		ApExprNeedsExpressions(const ActivePg__Expr *e);
 /* Columns of the relation's descriptor. */
 ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
 

@@ -841,6 +841,7 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 						c->disk, reply->hello_reply->protocol_version, AP_PROTOCOL_VERSION),
 				 errhint("Install diskd and the extension from the same build.")));
 	c->disk_id = reply->hello_reply->disk_id;
+	c->capabilities = reply->hello_reply->capabilities;
 	c->server_version = MemoryContextStrdup(set->cxt,
 											reply->hello_reply->server_version ?
 											reply->hello_reply->server_version : "");

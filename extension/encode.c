@@ -13,8 +13,18 @@
  *	  external), so the disk never needs the TOAST table for a constant.
  *	- Params are evaluated here, when the scan starts (and again on rescan),
  *	  and shipped as constants: the disk never sees a parameter.
+ *	- Var-free stable computations (current_date, now()::date) are evaluated
+ *	  here too, once, and shipped as constants (shippable.c ApIsHostConstant).
  *	- RelabelType is dropped: it is binary-compatible by definition, and
  *	  shippable.c only accepts relabeling within one kind family.
+ *	- Whitelisted functions become FuncCall; constant field names and typmods
+ *	  move into the FuncCall's field and result_typmod.  The simple CASE
+ *	  becomes the searched form with a copy of the tested expression in place
+ *	  of each CaseTestExpr; NULLIF(a, b) becomes CASE WHEN a = b THEN NULL
+ *	  ELSE a END; a IS DISTINCT FROM b becomes CASE WHEN a IS NULL THEN b IS
+ *	  NOT NULL WHEN b IS NULL THEN true ELSE NOT (a = b) END.  Each has the
+ *	  same three-valued result as the original; shippable expressions are
+ *	  deterministic, so evaluating a copy twice changes nothing.
  *	- "x op ANY (array)" becomes an OR of comparisons, "x op ALL (array)" an
  *	  AND; both have the same three-valued result as the array form (an empty
  *	  array gives false for ANY and true for ALL, a NULL array gives NULL).
@@ -40,6 +50,7 @@ typedef struct ApEncodeContext
 {
 	PlanState  *parent;			/* for ExecInitExpr of Params */
 	ExprContext *econtext;		/* where Params are evaluated */
+	Node	   *casetest;		/* tested value of the innermost simple CASE */
 } ApEncodeContext;
 
 static ActivePg__Expr *ap_encode(Node *node, ApEncodeContext *ctx);
@@ -172,6 +183,178 @@ ap_bool(ApBoolKind kind, ActivePg__Expr **args, size_t nargs)
 	return e;
 }
 
+/* A FuncCall message over already encoded arguments. */
+static ActivePg__Expr *
+ap_funccall(ApFunc fn, ApTypeKind result_kind, int32 typmod, ApDateField field,
+			ActivePg__Expr **args, size_t nargs)
+{
+	ActivePg__Expr *e = ap_new_expr();
+	ActivePg__FuncCall *f = palloc(sizeof(ActivePg__FuncCall));
+
+	active_pg__func_call__init(f);
+	f->fn = fn;
+	f->result_kind = result_kind;
+	f->result_typmod = typmod;
+	f->field = field;
+	f->n_args = nargs;
+	f->args = args;
+	e->node_case = ACTIVE_PG__EXPR__NODE_FUNC;
+	e->func = f;
+	return e;
+}
+
+/* A CaseExpr message from parallel arrays of conditions and results. */
+static ActivePg__Expr *
+ap_case(ApTypeKind result_kind, ActivePg__Expr **conds, ActivePg__Expr **results,
+		int nwhens, ActivePg__Expr *defresult)
+{
+	ActivePg__Expr *e = ap_new_expr();
+	ActivePg__CaseExpr *c = palloc(sizeof(ActivePg__CaseExpr));
+	ActivePg__CaseWhen *store = palloc(sizeof(ActivePg__CaseWhen) * Max(nwhens, 1));
+
+	active_pg__case_expr__init(c);
+	c->result_kind = result_kind;
+	c->n_whens = nwhens;
+	c->whens = palloc(sizeof(ActivePg__CaseWhen *) * Max(nwhens, 1));
+	for (int i = 0; i < nwhens; i++)
+	{
+		active_pg__case_when__init(&store[i]);
+		store[i].cond = conds[i];
+		store[i].result = results[i];
+		c->whens[i] = &store[i];
+	}
+	c->default_result = defresult;
+	e->node_case = ACTIVE_PG__EXPR__NODE_CASE_EXPR;
+	e->case_expr = c;
+	return e;
+}
+
+/* An IS [NOT] NULL test over an encoded argument. */
+static ActivePg__Expr *
+ap_null_test(ActivePg__Expr *arg, bool is_not_null)
+{
+	ActivePg__Expr *e = ap_new_expr();
+	ActivePg__NullTest *m = palloc(sizeof(ActivePg__NullTest));
+
+	active_pg__null_test__init(m);
+	m->arg = arg;
+	m->is_not_null = is_not_null;
+	e->node_case = ACTIVE_PG__EXPR__NODE_NULL_TEST;
+	e->null_test = m;
+	return e;
+}
+
+/* A whitelisted function call (FuncExpr or non-comparison OpExpr) as FuncCall. */
+static ActivePg__Expr *
+ap_encode_function(const ApFunction *f, List *args, Oid resulttype, ApEncodeContext *ctx)
+{
+	ActivePg__Expr **enc = palloc(sizeof(ActivePg__Expr *) * Max(list_length(args), 1));
+	ApDateField field = 0;
+	int32		typmod = -1;
+	int			nargs = 0;
+	ListCell   *lc;
+
+	foreach(lc, args)
+	{
+		Node	   *arg = lfirst(lc);
+		int			i = foreach_current_index(lc) + 1;
+
+		if (i == 1 && (f->flags & AP_F_FIELD))
+			continue;
+		if (i == 2 && (f->flags & AP_F_TYPMOD))
+		{
+			typmod = DatumGetInt32(((Const *) arg)->constvalue);
+			continue;
+		}
+		if (i == 2 && (f->flags & AP_F_FIELD) &&
+			!ApDateFieldOf(linitial(args), ApTypeKindOf(exprType(arg)),
+						   (f->flags & AP_F_TRUNC) != 0, &field))
+			elog(ERROR, "unexpected date field in ActiveScan disk expression");
+		enc[nargs] = ap_encode(arg, ctx);
+		/* date_part(text, date) is date_part(text, date::timestamp) */
+		if ((f->flags & AP_F_DATE_AS_TS) && ApTypeKindOf(exprType(arg)) == AP_TYPE_DATE)
+		{
+			ActivePg__Expr **cast_arg = palloc(sizeof(ActivePg__Expr *));
+
+			cast_arg[0] = enc[nargs];
+			enc[nargs] = ap_funccall(AP_FN_CAST, AP_TYPE_TIMESTAMP, -1, 0, cast_arg, 1);
+		}
+		nargs++;
+	}
+	return ap_funccall(f->fn, ApTypeKindOf(resulttype), typmod, field, enc, nargs);
+}
+
+/* NULLIF and IS DISTINCT FROM, rewritten as CASE (see the file header). */
+static ActivePg__Expr *
+ap_encode_nullif_distinct(OpExpr *op, bool distinct, ApEncodeContext *ctx)
+{
+	Node	   *a = linitial(op->args);
+	Node	   *b = lsecond(op->args);
+	ActivePg__Expr *conds[3];
+	ActivePg__Expr *results[3];
+
+	set_opfuncid(op);
+	if (!distinct)
+	{
+		conds[0] = ap_comparison(op->opfuncid, ap_encode(a, ctx), ap_encode(b, ctx));
+		results[0] = ap_konst(op->opresulttype, (Datum) 0, true);
+		return ap_case(ApTypeKindOf(op->opresulttype), conds, results, 1,
+					   ap_encode(a, ctx));
+	}
+	conds[0] = ap_null_test(ap_encode(a, ctx), false);
+	results[0] = ap_null_test(ap_encode(b, ctx), true);
+	conds[1] = ap_null_test(ap_encode(b, ctx), false);
+	results[1] = ap_konst(BOOLOID, BoolGetDatum(true), false);
+	conds[2] = ap_konst(BOOLOID, BoolGetDatum(true), false);
+	{
+		ActivePg__Expr **not_arg = palloc(sizeof(ActivePg__Expr *));
+
+		not_arg[0] = ap_comparison(op->opfuncid, ap_encode(a, ctx), ap_encode(b, ctx));
+		results[2] = ap_bool(AP_BOOL_NOT, not_arg, 1);
+	}
+	return ap_case(AP_TYPE_BOOL, conds, results, 3, NULL);
+}
+
+/* CASE in either form as the searched form. */
+static ActivePg__Expr *
+ap_encode_case(CaseExpr *ce, ApEncodeContext *ctx)
+{
+	int			nwhens = list_length(ce->args);
+	ActivePg__Expr **conds = palloc(sizeof(ActivePg__Expr *) * Max(nwhens, 1));
+	ActivePg__Expr **results = palloc(sizeof(ActivePg__Expr *) * Max(nwhens, 1));
+	Node	   *saved = ctx->casetest;
+	ActivePg__Expr *defresult = NULL;
+	ListCell   *lc;
+
+	foreach(lc, ce->args)
+	{
+		CaseWhen   *w = lfirst_node(CaseWhen, lc);
+		int			i = foreach_current_index(lc);
+
+		ctx->casetest = (Node *) ce->arg;
+		conds[i] = ap_encode((Node *) w->expr, ctx);
+		ctx->casetest = NULL;
+		results[i] = ap_encode((Node *) w->result, ctx);
+	}
+	if (ce->defresult != NULL)
+		defresult = ap_encode((Node *) ce->defresult, ctx);
+	ctx->casetest = saved;
+	return ap_case(ApTypeKindOf(ce->casetype), conds, results, nwhens, defresult);
+}
+
+/* Evaluate a Var-free expression now (Params, stable functions) as a constant. */
+static ActivePg__Expr *
+ap_encode_host_value(Node *node, ApEncodeContext *ctx)
+{
+	ExprState  *state;
+	Datum		value;
+	bool		isnull;
+
+	state = ExecInitExpr((Expr *) node, ctx->parent);
+	value = ExecEvalExprSwitchContext(state, ctx->econtext, &isnull);
+	return ap_konst(exprType(node), value, isnull);
+}
+
 /* Combine per-element comparisons of an ANY/ALL into OR/AND (or a constant). */
 static ActivePg__Expr *
 ap_saop_combine(bool use_or, ActivePg__Expr **items, int nitems)
@@ -260,30 +443,78 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 				return ap_konst(c->consttype, c->constvalue, c->constisnull);
 			}
 		case T_Param:
-			{
-				Param	   *p = (Param *) node;
-				ExprState  *state;
-				Datum		value;
-				bool		isnull;
-
-				/* evaluated once per execution; the disk sees a constant */
-				state = ExecInitExpr((Expr *) p, ctx->parent);
-				value = ExecEvalExprSwitchContext(state, ctx->econtext, &isnull);
-				return ap_konst(p->paramtype, value, isnull);
-			}
+			/* evaluated once per execution; the disk sees a constant */
+			return ap_encode_host_value(node, ctx);
+		case T_SQLValueFunction:
+		case T_CoerceViaIO:
+			return ap_encode_host_value(node, ctx);
 		case T_RelabelType:
 			return ap_encode((Node *) ((RelabelType *) node)->arg, ctx);
 		case T_OpExpr:
 			{
 				OpExpr	   *op = (OpExpr *) node;
+				const ApFunction *f;
 
+				/* the same order of decisions as shippable.c's walker */
+				if (ApIsHostConstant(node))
+					return ap_encode_host_value(node, ctx);
+				set_opfuncid(op);
+				f = ApLookupFunction(op->opfuncid);
+				if (f != NULL)
+					return ap_encode_function(f, op->args, op->opresulttype, ctx);
 				if (list_length(op->args) != 2)
 					elog(ERROR, "unexpected operator arity in ActiveScan disk qual");
-				set_opfuncid(op);
 				return ap_comparison(op->opfuncid,
 									 ap_encode(linitial(op->args), ctx),
 									 ap_encode(lsecond(op->args), ctx));
 			}
+		case T_FuncExpr:
+			{
+				FuncExpr   *fe = (FuncExpr *) node;
+				const ApFunction *f;
+
+				if (ApIsHostConstant(node))
+					return ap_encode_host_value(node, ctx);
+				f = ApLookupFunction(fe->funcid);
+				if (f == NULL)
+					elog(ERROR, "function %u in ActiveScan disk qual is not shippable",
+						 fe->funcid);
+				return ap_encode_function(f, fe->args, fe->funcresulttype, ctx);
+			}
+		case T_CaseExpr:
+			return ap_encode_case((CaseExpr *) node, ctx);
+		case T_CaseTestExpr:
+			if (ctx->casetest == NULL)
+				elog(ERROR, "unexpected CaseTestExpr in ActiveScan disk qual");
+			{
+				/* the tested value's own CaseTestExprs belong to an outer CASE */
+				Node	   *tested = ctx->casetest;
+
+				ctx->casetest = NULL;
+				e = ap_encode(tested, ctx);
+				ctx->casetest = tested;
+				return e;
+			}
+		case T_CoalesceExpr:
+			{
+				CoalesceExpr *co = (CoalesceExpr *) node;
+				ActivePg__CoalesceExpr *m = palloc(sizeof(ActivePg__CoalesceExpr));
+				ListCell   *lc;
+
+				active_pg__coalesce_expr__init(m);
+				m->result_kind = ApTypeKindOf(co->coalescetype);
+				m->args = palloc(sizeof(ActivePg__Expr *) * Max(list_length(co->args), 1));
+				foreach(lc, co->args)
+					m->args[m->n_args++] = ap_encode(lfirst(lc), ctx);
+				e = ap_new_expr();
+				e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
+				e->coalesce = m;
+				return e;
+			}
+		case T_NullIfExpr:
+			return ap_encode_nullif_distinct((OpExpr *) node, false, ctx);
+		case T_DistinctExpr:
+			return ap_encode_nullif_distinct((OpExpr *) node, true, ctx);
 		case T_ScalarArrayOpExpr:
 			return ap_encode_saop((ScalarArrayOpExpr *) node, ctx);
 		case T_BoolExpr:
@@ -319,15 +550,9 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 		case T_NullTest:
 			{
 				NullTest   *nt = (NullTest *) node;
-				ActivePg__NullTest *m = palloc(sizeof(ActivePg__NullTest));
 
-				active_pg__null_test__init(m);
-				m->arg = ap_encode((Node *) nt->arg, ctx);
-				m->is_not_null = (nt->nulltesttype == IS_NOT_NULL);
-				e = ap_new_expr();
-				e->node_case = ACTIVE_PG__EXPR__NODE_NULL_TEST;
-				e->null_test = m;
-				return e;
+				return ap_null_test(ap_encode((Node *) nt->arg, ctx),
+									nt->nulltesttype == IS_NOT_NULL);
 			}
 		case T_BooleanTest:
 			{
@@ -383,6 +608,7 @@ ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext)
 
 	ctx.parent = parent;
 	ctx.econtext = econtext;
+	ctx.casetest = NULL;
 
 	if (disk_quals == NIL)
 		return NULL;
@@ -393,6 +619,57 @@ ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext)
 	foreach(lc, disk_quals)
 		args[nargs++] = ap_encode(lfirst(lc), &ctx);
 	return ap_bool(AP_BOOL_AND, args, nargs);
+}
+
+/* Computed projections (shippable values), one Expr each, in list order. */
+ActivePg__Expr **
+ApEncodeValues(List *exprs, PlanState *parent, ExprContext *econtext, size_t *nexprs)
+{
+	ApEncodeContext ctx;
+	ActivePg__Expr **out = palloc(sizeof(ActivePg__Expr *) * Max(list_length(exprs), 1));
+	ListCell   *lc;
+
+	ctx.parent = parent;
+	ctx.econtext = econtext;
+	ctx.casetest = NULL;
+	*nexprs = 0;
+	foreach(lc, exprs)
+		out[(*nexprs)++] = ap_encode(lfirst(lc), &ctx);
+	return out;
+}
+
+/* Does the encoded tree use a node that needs AP_CAP_EXPRESSIONS? */
+bool
+ApExprNeedsExpressions(const ActivePg__Expr *e)
+{
+	size_t		i;
+
+	check_stack_depth();
+	if (e == NULL)
+		return false;
+	switch (e->node_case)
+	{
+		case ACTIVE_PG__EXPR__NODE_FUNC:
+		case ACTIVE_PG__EXPR__NODE_CASE_EXPR:
+		case ACTIVE_PG__EXPR__NODE_COALESCE:
+			return true;
+		case ACTIVE_PG__EXPR__NODE_OP:
+			for (i = 0; i < e->op->n_args; i++)
+				if (ApExprNeedsExpressions(e->op->args[i]))
+					return true;
+			return false;
+		case ACTIVE_PG__EXPR__NODE_BOOL_EXPR:
+			for (i = 0; i < e->bool_expr->n_args; i++)
+				if (ApExprNeedsExpressions(e->bool_expr->args[i]))
+					return true;
+			return false;
+		case ACTIVE_PG__EXPR__NODE_NULL_TEST:
+			return ApExprNeedsExpressions(e->null_test->arg);
+		case ACTIVE_PG__EXPR__NODE_BOOL_TEST:
+			return ApExprNeedsExpressions(e->bool_test->arg);
+		default:
+			return false;
+	}
 }
 
 /* One Column per attribute of the descriptor, dropped ones included. */

@@ -27,6 +27,19 @@
  *     deform step), so every tuple is returned in that slot: disk rows by
  *     pointing the values into the batch buffer, heap tuples by deforming
  *     them in a buffer slot and pointing at its values.
+ *   - Quals always read raw_slot, a virtual tuple of the relation's shape
+ *     (the scan slot itself unless the plan pushes projections): disk rows
+ *     fill the shipped attributes, heap tuples all of them.  With projection
+ *     pushdown the scan tuple has custom_scan_tlist's shape; disk rows fill
+ *     it directly, heap tuples (fallback, host mode) are projected into it
+ *     on the host by raw_proj, after the quals, as PostgreSQL would.
+ *   - Host quals are evaluated here, not by ExecScan (plan.qual is empty), in
+ *     PostgreSQL's order for each tuple: disk quals (on the host only for
+ *     heap tuples), host quals, then the projection.  Rejections count as
+ *     nfiltered1, shown as "Rows Removed by Host Filter".
+ *   - A program with FuncCall/CASE/COALESCE nodes or computed projections is
+ *     shipped only if every disk announces AP_CAP_EXPRESSIONS; otherwise the
+ *     execution runs in host mode.
  *   - All per-execution memory and sockets live in scan_cxt, a child of the
  *     query context: reset on rescan, deleted at the end, and released with
  *     the query on ERROR (client.c closes the sockets from its callback).
@@ -40,6 +53,8 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "executor/executor.h"
+#include "executor/instrument.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -60,6 +75,7 @@ static void ap_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *ap_exec(CustomScanState *node);
 static void ap_end(CustomScanState *node);
 static void ap_rescan(CustomScanState *node);
+static void ap_start_host_mode(ApScanState *s);
 
 static CustomExecMethods ap_exec_methods = {
 	.CustomName = AP_SCAN_NAME,
@@ -100,13 +116,23 @@ ap_begin(CustomScanState *node, EState *estate, int eflags)
 	TupleDesc	desc = RelationGetDescr(rel);
 	ListCell   *lc;
 	int			i = 0;
+	List	   *disk_pos;
 
 	if (list_length(cscan->custom_private) != AP_PRIV_COUNT)
 		elog(ERROR, "ActiveScan plan has %d private items, expected %d",
 			 list_length(cscan->custom_private), AP_PRIV_COUNT);
 
-	s->disk_quals = cscan->custom_exprs;
-	s->disk_qual_state = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
+	disk_pos = (List *) list_nth(cscan->custom_private, AP_PRIV_DISK_QUALS);
+	s->nvalues = intVal(list_nth(cscan->custom_private, AP_PRIV_NEXPRS));
+	foreach(lc, cscan->custom_exprs)
+	{
+		if (list_member_int(disk_pos, foreach_current_index(lc)))
+			s->disk_quals = lappend(s->disk_quals, lfirst(lc));
+		else
+			s->host_quals = lappend(s->host_quals, lfirst(lc));
+	}
+	s->host_qual_state = ExecInitQual(s->host_quals, &node->ss.ps);
+	s->all_qual_state = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
 	s->project = (List *) list_nth(cscan->custom_private, AP_PRIV_PROJECT);
 	s->nproject = list_length(s->project);
 	s->project_attnos = palloc(sizeof(AttrNumber) * Max(s->nproject, 1));
@@ -118,6 +144,28 @@ ap_begin(CustomScanState *node, EState *estate, int eflags)
 			elog(ERROR, "ActiveScan projects invalid attribute %d of \"%s\"",
 				 attno, RelationGetRelationName(rel));
 		s->project_attnos[i++] = (AttrNumber) attno;
+	}
+
+	s->proj_mode = cscan->custom_scan_tlist != NIL;
+	if (s->proj_mode)
+	{
+		if (list_length(cscan->custom_scan_tlist) != s->nproject + s->nvalues)
+			elog(ERROR, "ActiveScan scan tuple has %d entries, expected %d",
+				 list_length(cscan->custom_scan_tlist), s->nproject + s->nvalues);
+		foreach(lc, list_copy_tail(cscan->custom_scan_tlist, s->nproject))
+			s->value_exprs = lappend(s->value_exprs, lfirst_node(TargetEntry, lc)->expr);
+		s->raw_slot = ExecAllocTableSlot(&estate->es_tupleTable, desc, &TTSOpsVirtual);
+		s->raw_proj = ExecBuildProjectionInfo(cscan->custom_scan_tlist,
+											  node->ss.ps.ps_ExprContext,
+											  node->ss.ss_ScanTupleSlot,
+											  &node->ss.ps, desc);
+	}
+	else
+	{
+		if (s->nvalues != 0)
+			elog(ERROR, "ActiveScan plan computes %d values without a scan tuple list",
+				 s->nvalues);
+		s->raw_slot = node->ss.ss_ScanTupleSlot;
 	}
 
 	s->heap_slot = ExecAllocTableSlot(&estate->es_tupleTable, desc,
@@ -137,6 +185,7 @@ ap_reset(ApScanState *s)
 {
 	/* the scan slot may point into a batch about to be freed */
 	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
+	ExecClearTuple(s->raw_slot);
 	ExecClearTuple(s->heap_slot);
 	if (s->host_scan != NULL)
 	{
@@ -458,6 +507,26 @@ ap_ship(ApScanState *s)
 	prog.project = palloc(sizeof(int32) * Max(s->nproject, 1));
 	for (i = 0; i < s->nproject; i++)
 		prog.project[i] = s->project_attnos[i];
+	prog.project_exprs = ApEncodeValues(s->value_exprs, &ss->ps, econtext,
+										&prog.n_project_exprs);
+
+	/* a disk that does not know the expression language gets nothing */
+	if (prog.n_project_exprs > 0 || ApExprNeedsExpressions(prog.filter))
+	{
+		for (i = 0; i < s->conns->nconns; i++)
+		{
+			if ((s->conns->conns[i].capabilities & AP_CAP_EXPRESSIONS) == 0)
+			{
+				MemoryContextSwitchTo(oldcxt);
+				ApCloseAll(s->conns);
+				s->conns = NULL;
+				s->host.pushdown_scans--;
+				s->host.host_mode_no_cap++;
+				ap_start_host_mode(s);
+				return;
+			}
+		}
+	}
 
 	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_scan_counter & 0xFFFFFFFF);
 	req.rel = &loc;
@@ -472,6 +541,8 @@ ap_ship(ApScanState *s)
 	req.data_checksums = DataChecksumsEnabled();
 	req.direct_io = active_pg_direct_io;
 	req.queue_depth = active_pg_queue_depth;
+	/* SQL_ASCII is single-byte: characters are bytes there */
+	req.encoding_utf8 = GetDatabaseEncoding() == PG_UTF8;
 	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
 	f.scan = &req;
 
@@ -487,6 +558,18 @@ ap_ship(ApScanState *s)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Run this execution as a plain heap scan on the host. */
+static void
+ap_start_host_mode(ApScanState *s)
+{
+	ScanState  *ss = &s->css.ss;
+
+	s->host_mode = true;
+	s->host.host_mode_scans++;
+	s->host_scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot,
+								   0, NULL);
+}
+
 /* First Exec after Begin/ReScan: choose host mode or pushdown. */
 static void
 ap_start(ApScanState *s)
@@ -499,9 +582,7 @@ ap_start(ApScanState *s)
 	if (!IsMVCCSnapshot(snapshot) || IsolationIsSerializable() ||
 		RecoveryInProgress() || !ApDisksConfigured())
 	{
-		s->host_mode = true;
-		s->host.host_mode_scans++;
-		s->host_scan = table_beginscan(ss->ss_currentRelation, snapshot, 0, NULL);
+		ap_start_host_mode(s);
 		return;
 	}
 	ap_ship(s);
@@ -510,29 +591,67 @@ ap_start(ApScanState *s)
 /* ---------------- tuples ---------------- */
 
 /*
- * Point the scan slot at the heap tuple in heap_slot and apply the disk
- * quals (the host quals follow in ExecScan).  False if the quals reject it.
+ * Host quals over raw_slot; a rejection counts as "Rows Removed by Host
+ * Filter".  The caller has reset the expression context.
+ */
+static bool
+ap_host_quals_pass(ApScanState *s)
+{
+	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
+
+	if (s->host_qual_state == NULL)
+		return true;
+	econtext->ecxt_scantuple = s->raw_slot;
+	if (ExecQual(s->host_qual_state, econtext))
+		return true;
+	InstrCountFiltered1(&s->css.ss.ps, 1);
+	return false;
+}
+
+/*
+ * Point raw_slot at the heap tuple in heap_slot, apply the disk quals and
+ * the host quals, and in projection mode compute the scan tuple from it.
+ * False if the quals reject it.
  */
 static bool
 ap_heap_to_scan_slot(ApScanState *s)
 {
-	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
+	TupleTableSlot *raw = s->raw_slot;
 	TupleTableSlot *heap = s->heap_slot;
 	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
-	int			natts = scan->tts_tupleDescriptor->natts;
+	int			natts = raw->tts_tupleDescriptor->natts;
 
 	slot_getallattrs(heap);
-	ExecClearTuple(scan);
-	memcpy(scan->tts_values, heap->tts_values, sizeof(Datum) * natts);
-	memcpy(scan->tts_isnull, heap->tts_isnull, sizeof(bool) * natts);
-	ExecStoreVirtualTuple(scan);
+	ExecClearTuple(raw);
+	memcpy(raw->tts_values, heap->tts_values, sizeof(Datum) * natts);
+	memcpy(raw->tts_isnull, heap->tts_isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(raw);
 
-	if (s->disk_qual_state == NULL)
-		return true;
-	/* several tuples may be rejected within one call: free their garbage */
+	/*
+	 * Every qual in plan order, as a plain scan evaluates them: a tuple the
+	 * disk handed back because a shipped expression failed raises the error
+	 * only where PostgreSQL would.  Several tuples may be rejected within one
+	 * call: free their garbage.
+	 */
 	ResetExprContext(econtext);
-	econtext->ecxt_scantuple = scan;
-	return ExecQual(s->disk_qual_state, econtext);
+	if (s->all_qual_state != NULL)
+	{
+		econtext->ecxt_scantuple = raw;
+		if (!ExecQual(s->all_qual_state, econtext))
+		{
+			/* host mode and fallback: whichever qual rejected it (as a Filter would) */
+			if (s->host_qual_state != NULL)
+				InstrCountFiltered1(&s->css.ss.ps, 1);
+			return false;
+		}
+	}
+	if (s->proj_mode)
+	{
+		/* the values live in per-tuple memory until the next tuple */
+		econtext->ecxt_scantuple = raw;
+		ExecProject(s->raw_proj);
+	}
+	return true;
 }
 
 /* Process the next fallback TID; true if it produced a tuple in the scan slot. */
@@ -587,7 +706,9 @@ ap_decode_row(ApScanState *s)
 {
 	ApBatch    *b = s->cur;
 	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
-	TupleDesc	desc = scan->tts_tupleDescriptor;
+	TupleTableSlot *raw = s->raw_slot;
+	TupleDesc	desc = raw->tts_tupleDescriptor;
+	TupleDesc	scan_desc = scan->tts_tupleDescriptor;
 	ApDiskConn *conn = &s->conns->conns[b->disk];
 	ApRowHeader hdr;
 	const char *row;
@@ -603,9 +724,10 @@ ap_decode_row(ApScanState *s)
 									   s->cur_row, b->len));
 	row = b->data + s->cur_off;
 	memcpy(&hdr, row, sizeof(hdr));
-	if (hdr.natts != s->nproject || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
+	if (hdr.natts != s->nproject + s->nvalues || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
 		ApProtocolError(conn, psprintf("Row %u has %u values and flags 0x%x; %d values were requested.",
-									   s->cur_row, hdr.natts, hdr.flags, s->nproject));
+									   s->cur_row, hdr.natts, hdr.flags,
+									   s->nproject + s->nvalues));
 	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
 	if (hdr.row_bytes < dataoff || s->cur_off + hdr.row_bytes > b->len)
 		ApProtocolError(conn, psprintf("Row %u claims %u bytes; %zu remain in the batch.",
@@ -615,19 +737,31 @@ ap_decode_row(ApScanState *s)
 	data = row + dataoff;
 	datalen = hdr.row_bytes - dataoff;
 
-	ExecClearTuple(scan);
+	ExecClearTuple(raw);
+	if (s->proj_mode)
+		ExecClearTuple(scan);
 	/* columns the disks do not ship are NULL; no expression above reads them */
-	memset(scan->tts_isnull, true, sizeof(bool) * desc->natts);
+	memset(raw->tts_isnull, true, sizeof(bool) * desc->natts);
 
 	for (i = 0; i < hdr.natts; i++)
 	{
-		int			attno = s->project_attnos[i];
-		Form_pg_attribute att = TupleDescAttr(desc, attno - 1);
+		/* attributes go to raw_slot (and the scan tuple), values to the scan tuple */
+		bool		is_value = i >= s->nproject;
+		int			attno = is_value ? 0 : s->project_attnos[i];
+		Form_pg_attribute att = is_value ? TupleDescAttr(scan_desc, i) :
+			TupleDescAttr(desc, attno - 1);
 		const char *p;
+		Datum		value;
 
 		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
 		{
-			scan->tts_values[attno - 1] = (Datum) 0;
+			if (!is_value)
+				raw->tts_values[attno - 1] = (Datum) 0;
+			if (s->proj_mode)
+			{
+				scan->tts_values[i] = (Datum) 0;
+				scan->tts_isnull[i] = true;
+			}
 			continue;
 		}
 
@@ -661,14 +795,25 @@ ap_decode_row(ApScanState *s)
 			if (strnlen(p, datalen - off) == datalen - off)
 				goto bad;
 		}
-		scan->tts_values[attno - 1] = fetchatt(att, p);
-		scan->tts_isnull[attno - 1] = false;
+		value = fetchatt(att, p);
+		if (!is_value)
+		{
+			raw->tts_values[attno - 1] = value;
+			raw->tts_isnull[attno - 1] = false;
+		}
+		if (s->proj_mode)
+		{
+			scan->tts_values[i] = value;
+			scan->tts_isnull[i] = false;
+		}
 		off = att_addlength_pointer(off, att->attlen, p);
 	}
 	if (off != datalen)
 		goto bad;
 
-	ExecStoreVirtualTuple(scan);
+	ExecStoreVirtualTuple(raw);
+	if (s->proj_mode)
+		ExecStoreVirtualTuple(scan);
 	s->cur_off += AP_ROW_ALIGN_UP(hdr.row_bytes);
 	s->cur_row++;
 	return;
@@ -739,7 +884,10 @@ ap_next(ScanState *ss)
 			{
 				ap_decode_row(s);
 				s->host.rows_from_disks++;
-				return slot;
+				ResetExprContext(ss->ps.ps_ExprContext);
+				if (ap_host_quals_pass(s))
+					return slot;
+				continue;
 			}
 			ap_release_batch(s);
 			continue;
@@ -786,13 +934,14 @@ ap_recheck(ScanState *ss, TupleTableSlot *slot)
 	ApScanState *s = (ApScanState *) ss;
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 
+	/* the planner never pushes projections under row marks */
+	if (s->proj_mode)
+		elog(ERROR, "ActiveScan with projection pushdown cannot recheck a tuple");
 	/* compiled quals expect a deformed slot (see the rules above) */
 	slot_getallattrs(slot);
-	if (s->disk_qual_state == NULL)
-		return true;
 	ResetExprContext(econtext);
 	econtext->ecxt_scantuple = slot;
-	return ExecQual(s->disk_qual_state, econtext);
+	return s->all_qual_state == NULL || ExecQual(s->all_qual_state, econtext);
 }
 
 /* ExecCustomScan: ExecScan applies host quals and projection. */

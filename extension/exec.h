@@ -51,6 +51,7 @@ typedef struct ApDiskConn
 	char	   *address;		/* for messages */
 	pgsocket	sock;
 	uint32		disk_id;		/* from HelloReply */
+	uint32		capabilities;	/* AP_CAP_* bits from HelloReply */
 	char	   *server_version; /* from HelloReply */
 
 	/* receive buffer: bytes [rstart, rend) not yet consumed */
@@ -124,6 +125,7 @@ typedef struct ApHostStats
 	uint64		xids_answered;
 	uint64		host_mode_scans;	/* executions run as a plain heap scan */
 	uint64		host_mode_tuples;
+	uint64		host_mode_no_cap;	/* of those, disks lacking AP_CAP_EXPRESSIONS */
 	uint64		pushdown_scans;		/* executions shipped to the disks */
 	double		wait_ms;			/* time blocked waiting for disks */
 } ApHostStats;
@@ -143,11 +145,18 @@ typedef struct ApScanState
 	CustomScanState css;
 
 	/* from the plan */
-	List	   *disk_quals;		/* custom_exprs (for EXPLAIN) */
-	ExprState  *disk_qual_state;	/* for fallback and host-mode tuples */
+	List	   *disk_quals;		/* leading custom_exprs (for EXPLAIN) */
+	List	   *host_quals;		/* the other custom_exprs */
+	ExprState  *host_qual_state;	/* disk rows, over raw_slot */
+	ExprState  *all_qual_state;	/* heap tuples: every qual in plan order */
 	List	   *project;		/* IntList of shipped attnos */
 	int			nproject;
 	AttrNumber *project_attnos;
+	List	   *value_exprs;	/* computed projections the disks ship */
+	int			nvalues;
+	bool		proj_mode;		/* scan tuple = custom_scan_tlist */
+	TupleTableSlot *raw_slot;	/* relation-shaped virtual tuple: quals read it */
+	ProjectionInfo *raw_proj;	/* proj_mode: raw_slot -> scan tuple on the host */
 
 	/* per execution */
 	bool		started;		/* first Exec happened since Begin/ReScan */

@@ -3,8 +3,11 @@
  *	  EXPLAIN output of ActiveScan.
  *
  * Rules of this file:
- *   - What runs on the disks is always visible (Disk Filter, Disks, Stripe);
- *     details (shipped columns, per-disk counters) only under VERBOSE;
+ *   - What runs on the disks is always visible (Disk Filter, Disk Output,
+ *     Disks, Stripe), and so is what stays on the host (Host Filter, in place
+ *     of PostgreSQL's generic Filter, with "Rows Removed by Host Filter"
+ *     under ANALYZE); details (shipped columns, per-disk counters) only
+ *     under VERBOSE;
  *     counters only under ANALYZE, summed over all executions of the node.
  *   - Plain EXPLAIN contacts no disk: everything shown without ANALYZE
  *     comes from the plan and the settings.
@@ -15,6 +18,7 @@
 #include "postgres.h"
 
 #include "commands/explain.h"
+#include "executor/instrument.h"
 #include "nodes/makefuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -43,22 +47,58 @@ ap_text_line(ExplainState *es, const char *label)
 	appendStringInfo(es->str, "%s: ", label);
 }
 
-/* The disk quals deparsed the way EXPLAIN shows a scan's Filter. */
+/* A qual list deparsed the way EXPLAIN shows a scan's Filter. */
 static void
-ap_show_disk_filter(ApScanState *s, List *ancestors, ExplainState *es)
+ap_show_quals(ApScanState *s, List *quals, const char *label, List *ancestors,
+			  ExplainState *es)
 {
 	List	   *context;
 	Node	   *qual;
 	bool		useprefix;
 	char	   *str;
 
-	if (s->disk_quals == NIL)
+	if (quals == NIL)
 		return;
 	context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan, ancestors);
-	qual = (Node *) make_ands_explicit(s->disk_quals);
+	qual = (Node *) make_ands_explicit(quals);
 	useprefix = list_length(es->rtable) > 1 || es->verbose;
 	str = deparse_expression(qual, context, useprefix, false);
-	ExplainPropertyText("Disk Filter", str, es);
+	ExplainPropertyText(label, str, es);
+}
+
+/* Rows the host quals rejected, per loop, as show_instrumentation_count does. */
+static void
+ap_show_host_removed(ApScanState *s, ExplainState *es)
+{
+	Instrumentation *instr = s->css.ss.ps.instrument;
+	double		nfiltered;
+	double		nloops;
+
+	if (!es->analyze || instr == NULL || s->host_quals == NIL)
+		return;
+	nfiltered = instr->nfiltered1;
+	nloops = instr->nloops;
+	if (nfiltered > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyFloat("Rows Removed by Host Filter", NULL,
+							 nloops > 0 ? nfiltered / nloops : 0.0, 0, es);
+}
+
+/* The computed projections the disks ship. */
+static void
+ap_show_disk_output(ApScanState *s, List *ancestors, ExplainState *es)
+{
+	List	   *context;
+	List	   *items = NIL;
+	bool		useprefix;
+	ListCell   *lc;
+
+	if (s->value_exprs == NIL)
+		return;
+	context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan, ancestors);
+	useprefix = list_length(es->rtable) > 1 || es->verbose;
+	foreach(lc, s->value_exprs)
+		items = lappend(items, deparse_expression(lfirst(lc), context, useprefix, false));
+	ExplainPropertyList("Disk Output", items, es);
 }
 
 /* Names of the shipped columns (VERBOSE). */
@@ -154,9 +194,13 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		{
 			ap_text_line(es, "Host Mode");
 			appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
-							 " executions, " UINT64_FORMAT " tuples\n",
+							 " executions, " UINT64_FORMAT " tuples",
 							 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
 							 h->host_mode_tuples);
+			if (h->host_mode_no_cap > 0)
+				appendStringInfo(es->str, " (" UINT64_FORMAT " for disks without expressions)",
+								 h->host_mode_no_cap);
+			appendStringInfoChar(es->str, '\n');
 		}
 	}
 	else
@@ -164,6 +208,8 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Pushdown Executions", NULL, h->pushdown_scans, es);
 		ExplainPropertyUInteger("Host Mode Executions", NULL, h->host_mode_scans, es);
 		ExplainPropertyUInteger("Host Mode Tuples", NULL, h->host_mode_tuples, es);
+		ExplainPropertyUInteger("Host Mode Without Expressions", NULL,
+								h->host_mode_no_cap, es);
 		ExplainPropertyUInteger("Disk Pages Read", NULL, t.pages_read, es);
 		ExplainPropertyUInteger("Disk Pages Fallback", NULL, t.pages_fallback, es);
 		ExplainPropertyUInteger("Disk Tuples Seen", NULL, t.tuples_seen, es);
@@ -240,7 +286,10 @@ ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
 	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
 	int			stripe_kb = active_pg_stripe_pages * (BLCKSZ / 1024);
 
-	ap_show_disk_filter(s, ancestors, es);
+	ap_show_quals(s, s->disk_quals, "Disk Filter", ancestors, es);
+	ap_show_quals(s, s->host_quals, "Host Filter", ancestors, es);
+	ap_show_host_removed(s, es);
+	ap_show_disk_output(s, ancestors, es);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{

@@ -14,6 +14,8 @@
 #include "utils/guc.h"
 
 #include "active_pg.h"
+#include "agg.h"
+#include "bloom.h"
 #include "exec.h"
 
 #define AP_ENABLE_DEFAULT			true
@@ -37,6 +39,9 @@ bool		active_pg_direct_io = AP_DIRECT_IO_DEFAULT;
 int			active_pg_queue_depth = AP_QUEUE_DEPTH_DEFAULT;
 int			active_pg_connect_timeout_ms = AP_CONNECT_TIMEOUT_MS_DEFAULT;
 double		active_pg_disk_cpu_ratio = AP_DISK_CPU_RATIO_DEFAULT;
+bool		active_pg_enable_bloom = AP_ENABLE_BLOOM_DEFAULT;
+bool		active_pg_force_bloom = AP_FORCE_BLOOM_DEFAULT;
+int			active_pg_bloom_max_bytes = AP_BLOOM_MAX_BYTES_DEFAULT;
 
 /* The stripe unit must be a power of two: disks map blocks to units by shifting. */
 static bool
@@ -165,6 +170,46 @@ ApGucInit(void)
 							 AP_DISK_CPU_RATIO_MIN, AP_DISK_CPU_RATIO_MAX,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.enable_agg",
+							 "Aggregate at the disks (ActiveAgg) where the optimizer finds it cheaper.",
+							 NULL,
+							 &active_pg_enable_agg,
+							 false,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.disk_agg_mem",
+							"Memory for the hash table of an aggregation at each disk.",
+							"When it fills up, the disk ships its partial groups and starts again.",
+							&active_pg_disk_agg_mem,
+							AP_DISK_AGG_MEM_DEFAULT, AP_DISK_AGG_MEM_MIN, AP_DISK_AGG_MEM_MAX,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.enable_bloom",
+							 "Offers joins whose big side's scan carries a Bloom filter of the small side's keys.",
+							 NULL,
+							 &active_pg_enable_bloom,
+							 AP_ENABLE_BLOOM_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.force_bloom",
+							 "Uses a Bloom-filtered join wherever one is possible, regardless of cost (testing).",
+							 NULL,
+							 &active_pg_force_bloom,
+							 AP_FORCE_BLOOM_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.bloom_max_bytes",
+							"Largest Bloom filter shipped with a scan.",
+							"Filters are sized for the small side's distinct keys, up to this size.",
+							&active_pg_bloom_max_bytes,
+							AP_BLOOM_MAX_BYTES_DEFAULT, AP_BLOOM_MAX_BYTES_MIN, AP_BLOOM_MAX_BYTES_MAX,
+							PGC_USERSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("active_pg");
 }

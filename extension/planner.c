@@ -44,8 +44,22 @@
  * above it.  Such targets only reference Vars of rel->reltarget, which are in
  * the project list.
  *
- * Plan layout: see active_pg.h (plan.qual = host quals, custom_exprs = disk
- * quals, custom_private[AP_PRIV_PROJECT] = attribute numbers to ship).
+ * Projection pushdown.  PlanCustomPath cannot see those computed targets:
+ * create_projection_plan asks for the scan with CP_IGNORE_TLIST and assigns
+ * the target list afterwards.  So a planner_hook looks at each finished
+ * ActiveScan: when every entry of its target list is a Var, a Const or an
+ * expression the disks compute exactly (shippable.c), the computed
+ * expressions move into custom_scan_tlist behind the Vars the host still
+ * needs (plain target entries and host quals), and the target list refers
+ * to them as INDEX_VAR.  The disks then ship exactly the scan tuple.  All or
+ * nothing: if one computed target stayed on the host, fallback tuples would
+ * evaluate the shipped ones first and could raise a different error than
+ * PostgreSQL's left-to-right order.  Not under row marks (EvalPlanQual hands
+ * the node tuples of the relation's shape).
+ *
+ * Plan layout: see active_pg.h (custom_exprs = disk quals then host quals,
+ * custom_private = shipped attributes and list lengths, custom_scan_tlist
+ * for projection pushdown).
  */
 #include "postgres.h"
 
@@ -59,12 +73,18 @@
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_tablespace_d.h"
 #include "commands/extension.h"
+#include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/spccache.h"
 
@@ -79,6 +99,7 @@
 #define AP_DISK_CPU_RATIO_MIN		0.001
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
 
 static Plan *ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
 								 CustomPath *best_path, List *tlist,
@@ -298,6 +319,9 @@ ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *disk_ri;
 	List	   *host_ri;
+	List	   *quals = NIL;
+	List	   *disk_pos = NIL;
+	ListCell   *lc;
 
 	/*
 	 * clauses are rel->baserestrictinfo (the path is unparameterized), so this
@@ -306,15 +330,226 @@ ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	ApClassifyRestrictInfos(root, rel, clauses, &disk_ri, &host_ri);
 
 	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = extract_actual_clauses(host_ri, false);
+	/* host quals are the node's own business: EXPLAIN calls them Host Filter */
+	cscan->scan.plan.qual = NIL;
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = extract_actual_clauses(disk_ri, false);
-	cscan->custom_private = copyObject(best_path->custom_private);
+	/* clauses come in order_qual_clauses' order: keep it, mark the disk's */
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant)
+			continue;
+		if (list_member_ptr(disk_ri, ri))
+			disk_pos = lappend_int(disk_pos, list_length(quals));
+		quals = lappend(quals, ri->clause);
+	}
+	cscan->custom_exprs = quals;
+	cscan->custom_private = list_make3(copyObject(linitial(best_path->custom_private)),
+									   disk_pos, makeInteger(0));
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &ApScanPlanMethods;
 	return &cscan->scan.plan;
+}
+
+/*
+ * Projection pushdown on a finished ActiveScan (see the file header).  The
+ * plan has been through setrefs: Vars carry the final range table index.
+ */
+static void
+ap_push_projection(CustomScan *cscan, List *rtable)
+{
+	Index		relid = cscan->scan.scanrelid;
+	Oid			reloid = rt_fetch(relid, rtable)->relid;
+	List	   *project = (List *) linitial(cscan->custom_private);
+	List	   *disk_pos = (List *) lsecond(cscan->custom_private);
+	List	   *host_quals = NIL;
+	Bitmapset  *qual_attrs = NULL;
+	Bitmapset  *attrs = NULL;
+	List	   *exprs = NIL;
+	List	   *scan_tlist = NIL;
+	List	   *new_project = NIL;
+	List	   *new_tlist = NIL;
+	ListCell   *lc;
+	int			nattrs;
+	int			x;
+
+	if (cscan->custom_scan_tlist != NIL)
+		return;
+	foreach(lc, cscan->custom_exprs)
+	{
+		if (!list_member_int(disk_pos, foreach_current_index(lc)))
+			host_quals = lappend(host_quals, lfirst(lc));
+	}
+
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		Expr	   *e = lfirst_node(TargetEntry, lc)->expr;
+		ApTypeKind	kind;
+
+		if (IsA(e, Var))
+		{
+			Var		   *v = (Var *) e;
+
+			if (v->varno != relid || v->varlevelsup != 0 || v->varattno <= 0 ||
+				!list_member_int(project, v->varattno))
+				return;
+			attrs = bms_add_member(attrs, v->varattno);
+		}
+		else if (IsA(e, Const))
+			continue;
+		else if (!ApIsShippableValue(relid, e, &kind))
+			return;
+		else if (!list_member(exprs, e))
+			exprs = lappend(exprs, e);
+	}
+	if (exprs == NIL)
+		return;
+
+	/* host quals read the shipped attributes too */
+	pull_varattnos((Node *) host_quals, relid, &qual_attrs);
+	x = -1;
+	while ((x = bms_next_member(qual_attrs, x)) >= 0)
+	{
+		AttrNumber	attno = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno <= 0 || !list_member_int(project, attno))
+			return;
+		attrs = bms_add_member(attrs, attno);
+	}
+
+	/* the scan tuple: shipped attributes in attribute order, then the values */
+	x = -1;
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		Oid			type;
+		int32		typmod;
+		Oid			collid;
+
+		get_atttypetypmodcoll(reloid, (AttrNumber) x, &type, &typmod, &collid);
+		new_project = lappend_int(new_project, x);
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) makeVar(relid, (AttrNumber) x, type,
+															  typmod, collid, 0),
+											 list_length(scan_tlist) + 1, NULL, false));
+	}
+	nattrs = list_length(scan_tlist);
+	foreach(lc, exprs)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) lfirst(lc), list_length(scan_tlist) + 1,
+											 NULL, false));
+
+	/* the target list now reads the scan tuple */
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = flatCopyTargetEntry(lfirst_node(TargetEntry, lc));
+		Expr	   *e = tle->expr;
+
+		if (IsA(e, Var))
+		{
+			Var		   *v = (Var *) e;
+			int			pos = 0;
+			ListCell   *lc2;
+
+			foreach(lc2, new_project)
+			{
+				pos++;
+				if (lfirst_int(lc2) == v->varattno)
+					break;
+			}
+
+			tle->expr = (Expr *) makeVar(INDEX_VAR, pos, v->vartype, v->vartypmod,
+										 v->varcollid, 0);
+		}
+		else if (!IsA(e, Const))
+		{
+			int			pos = nattrs + 1;
+			ListCell   *lc2;
+
+			foreach(lc2, exprs)
+			{
+				if (equal(lfirst(lc2), e))
+					break;
+				pos++;
+			}
+			tle->expr = (Expr *) makeVar(INDEX_VAR, pos, exprType((Node *) e),
+										 exprTypmod((Node *) e),
+										 exprCollation((Node *) e), 0);
+		}
+		new_tlist = lappend(new_tlist, tle);
+	}
+
+	cscan->scan.plan.targetlist = new_tlist;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_private = list_make3(new_project, disk_pos,
+									   makeInteger(list_length(exprs)));
+}
+
+/* Visit every plan node below plan, pushing projections into ActiveScans. */
+static void
+ap_walk_plans(Plan *plan, List *rtable)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == &ApScanPlanMethods)
+		ap_push_projection((CustomScan *) plan, rtable);
+	ap_walk_plans(plan->lefttree, rtable);
+	ap_walk_plans(plan->righttree, rtable);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			foreach(lc, ((Append *) plan)->appendplans)
+				ap_walk_plans(lfirst(lc), rtable);
+			break;
+		case T_MergeAppend:
+			foreach(lc, ((MergeAppend *) plan)->mergeplans)
+				ap_walk_plans(lfirst(lc), rtable);
+			break;
+		case T_BitmapAnd:
+			foreach(lc, ((BitmapAnd *) plan)->bitmapplans)
+				ap_walk_plans(lfirst(lc), rtable);
+			break;
+		case T_BitmapOr:
+			foreach(lc, ((BitmapOr *) plan)->bitmapplans)
+				ap_walk_plans(lfirst(lc), rtable);
+			break;
+		case T_SubqueryScan:
+			ap_walk_plans(((SubqueryScan *) plan)->subplan, rtable);
+			break;
+		case T_CustomScan:
+			foreach(lc, ((CustomScan *) plan)->custom_plans)
+				ap_walk_plans(lfirst(lc), rtable);
+			break;
+		default:
+			break;
+	}
+}
+
+/* planner_hook: plan as usual, then push computed projections to the disks. */
+static PlannedStmt *
+ap_planner(Query *parse, const char *query_string, int cursorOptions,
+		   ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+	ListCell   *lc;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+
+	if (stmt->rowMarks == NIL)
+	{
+		ap_walk_plans(stmt->planTree, stmt->rtable);
+		foreach(lc, stmt->subplans)
+			ap_walk_plans(lfirst(lc), stmt->rtable);
+	}
+	return stmt;
 }
 
 /* Install the planner hook and register the plan methods (for readfuncs). */
@@ -324,4 +559,6 @@ ApPlannerInit(void)
 	RegisterCustomScanMethods(&ApScanPlanMethods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = ap_set_rel_pathlist;
+	prev_planner_hook = planner_hook;
+	planner_hook = ap_planner;
 }

@@ -30,32 +30,61 @@
  *	  constant of at most AP_SAOP_ELEMENTS_MAX elements or an ARRAY[...] of
  *	  shippable elements (the encoder expands it into OR/AND of comparisons,
  *	  which has the same three-valued result).
+ *	- Value-producing functions (arithmetic, casts, dates, strings), recognized
+ *	  by function OID in ap_functions[] and sent as FuncCall (proto/ap_types.h
+ *	  states each one's semantics).  Unlike comparisons they can fail
+ *	  (overflow, division by zero, bad substring length): the disk then hands
+ *	  the tuple to the host, whose evaluation raises PostgreSQL's own error,
+ *	  so errors stay identical.  Functions that count characters ship only
+ *	  under UTF8 or SQL_ASCII; ILIKE/upper/lower only under a C ctype; LIKE
+ *	  only under a deterministic collation (PostgreSQL refuses the others).
+ *	  Field names of extract/date_part/date_trunc and numeric typmods must be
+ *	  constants, and only fields PostgreSQL accepts for the argument type.
+ *	- CASE (the simple form is shipped as the searched form, its CaseTestExpr
+ *	  replaced by the tested expression), COALESCE, NULLIF (as CASE WHEN a = b
+ *	  THEN NULL ELSE a) and IS DISTINCT FROM (as a CASE over NULL tests and
+ *	  equality), with every branch of the result's kind family.
+ *	- Var-free subtrees of stable or immutable functions (current_date,
+ *	  now()::date, $1 + 1) are evaluated by the host when the scan starts and
+ *	  shipped as constants, like Params: within one statement a stable
+ *	  function returns the same value for every row.
  *	- Pseudoconstant clauses (no Vars) are never shipped: the planner turns
  *	  them into a gating Result above the scan.
  *	- Programs the disk would refuse are never built: the encoded tree stays
  *	  within AP_MAX_EXPR_DEPTH and AP_MAX_EXPR_NODES (proto/ap_wire.h); quals
  *	  beyond the budget stay on the host.
  *
- * Row-level security and security-barrier views.  The disk evaluates its
- * quals before the host quals; for tuples the disk hands back (fallback) the
- * host also re-checks the disk quals before its own.  So shipping a qual
- * moves it in front of every host qual.  That is safe unless the shipped qual
- * is leaky (could reveal values through an error or side effect) and a host
- * qual of a lower security_level would have filtered the row first.  Hence a
- * shippable qual that contains leaked Vars is shipped only if no qual of a
- * lower security level stays on the host; leakproof quals always ship.
+ * Evaluation order.  PostgreSQL evaluates a scan's quals in the order of
+ * order_qual_clauses (security level, then cost; stable) and stops at the
+ * first that is not true, so a row some early qual rejects never raises an
+ * error in a later one.  The disk filters with its quals before the host
+ * sees a row, so only the leading run of shippable quals in that order goes
+ * to the disk; the first qual that must stay on the host keeps every later
+ * one on the host as well.  The disk evaluates its AND left to right and
+ * hands the row back at the first argument it cannot compute (diskd/vm.c),
+ * and the host re-checks handed-back rows against all quals in the original
+ * order: errors are then PostgreSQL's own, on the same rows.
+ *
+ * Row-level security and security-barrier views.  order_qual_clauses puts
+ * quals of lower security levels first (leakproof ones anywhere), and the
+ * rule above never lets a disk qual overtake a host qual, so a leaky qual
+ * never sees a row that a qual of a lower security level rejects.
  */
 #include "postgres.h"
 
 #include "access/transam.h"
 #include "catalog/pg_collation_d.h"
+#include "catalog/pg_proc_d.h"
 #include "catalog/pg_type_d.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
@@ -116,13 +145,122 @@ static const ApOperator ap_operators[] = {
 	AP_OPS6(BPCHAR, , AP_CMP_BPCHAR),
 };
 
+#define AP_ARITH(prefix) \
+	{F_##prefix##PL, AP_FN_ADD, 0}, \
+	{F_##prefix##MI, AP_FN_SUB, 0}, \
+	{F_##prefix##MUL, AP_FN_MUL, 0}, \
+	{F_##prefix##DIV, AP_FN_DIV, 0}
+
+/*
+ * The value-producing functions the disk computes (proto/ap_types.h, ApFunc).
+ * numeric_div is absent: the disk has no exact numeric division, so shipping
+ * it would only turn every tuple into a fallback.
+ */
+static const ApFunction ap_functions[] = {
+	/* integer arithmetic; the result kind is the function's return type */
+	AP_ARITH(INT2), AP_ARITH(INT4), AP_ARITH(INT8),
+	AP_ARITH(INT24), AP_ARITH(INT42), AP_ARITH(INT28),
+	AP_ARITH(INT82), AP_ARITH(INT48), AP_ARITH(INT84),
+	{F_INT2MOD, AP_FN_MOD, 0},
+	{F_INT4MOD, AP_FN_MOD, 0},
+	{F_INT8MOD, AP_FN_MOD, 0},
+	{F_INT2UM, AP_FN_NEG, 0},
+	{F_INT4UM, AP_FN_NEG, 0},
+	{F_INT8UM, AP_FN_NEG, 0},
+	/* float arithmetic */
+	AP_ARITH(FLOAT4), AP_ARITH(FLOAT8),
+	AP_ARITH(FLOAT48), AP_ARITH(FLOAT84),
+	{F_FLOAT4UM, AP_FN_NEG, 0},
+	{F_FLOAT8UM, AP_FN_NEG, 0},
+	/* exact numeric arithmetic */
+	{F_NUMERIC_ADD, AP_FN_ADD, 0},
+	{F_NUMERIC_SUB, AP_FN_SUB, 0},
+	{F_NUMERIC_MUL, AP_FN_MUL, 0},
+	{F_NUMERIC_UMINUS, AP_FN_NEG, 0},
+	/* casts: int <-> int (range checked), int -> numeric/float, widening */
+	{F_INT4_INT2, AP_FN_CAST, 0},
+	{F_INT2_INT4, AP_FN_CAST, 0},
+	{F_INT4_INT8, AP_FN_CAST, 0},
+	{F_INT8_INT4, AP_FN_CAST, 0},
+	{F_INT2_INT8, AP_FN_CAST, 0},
+	{F_INT8_INT2, AP_FN_CAST, 0},
+	{F_NUMERIC_INT2, AP_FN_CAST, 0},
+	{F_NUMERIC_INT4, AP_FN_CAST, 0},
+	{F_NUMERIC_INT8, AP_FN_CAST, 0},
+	{F_FLOAT8_INT2, AP_FN_CAST, 0},
+	{F_FLOAT8_INT4, AP_FN_CAST, 0},
+	{F_FLOAT8_INT8, AP_FN_CAST, 0},
+	{F_FLOAT4_INT2, AP_FN_CAST, 0},
+	{F_FLOAT4_INT4, AP_FN_CAST, 0},
+	{F_FLOAT4_INT8, AP_FN_CAST, 0},
+	{F_FLOAT8_FLOAT4, AP_FN_CAST, 0},
+	{F_TIMESTAMP_DATE, AP_FN_CAST, 0},
+	{F_TEXT_BPCHAR, AP_FN_CAST, 0},
+	{F_NUMERIC_NUMERIC_INT4, AP_FN_NUMERIC_TYPMOD, AP_F_TYPMOD},
+	/* dates */
+	{F_DATE_PLI, AP_FN_ADD, 0},
+	{F_DATE_MII, AP_FN_SUB, 0},
+	{F_DATE_MI, AP_FN_SUB, 0},
+	{F_EXTRACT_TEXT_DATE, AP_FN_EXTRACT, AP_F_FIELD},
+	{F_EXTRACT_TEXT_TIMESTAMP, AP_FN_EXTRACT, AP_F_FIELD},
+	{F_DATE_PART_TEXT_TIMESTAMP, AP_FN_EXTRACT, AP_F_FIELD},
+	{F_DATE_PART_TEXT_DATE, AP_FN_EXTRACT, AP_F_FIELD | AP_F_DATE_AS_TS},
+	{F_DATE_TRUNC_TEXT_TIMESTAMP, AP_FN_DATE_TRUNC, AP_F_FIELD | AP_F_TRUNC},
+	/* strings */
+	{F_TEXTLIKE, AP_FN_LIKE, AP_F_CHARS | AP_F_COLL_DET},
+	{F_TEXTNLIKE, AP_FN_NOT_LIKE, AP_F_CHARS | AP_F_COLL_DET},
+	{F_BPCHARLIKE, AP_FN_LIKE, AP_F_CHARS | AP_F_COLL_DET},
+	{F_BPCHARNLIKE, AP_FN_NOT_LIKE, AP_F_CHARS | AP_F_COLL_DET},
+	{F_TEXTICLIKE, AP_FN_ILIKE, AP_F_CHARS | AP_F_COLL_C},
+	{F_TEXTICNLIKE, AP_FN_NOT_ILIKE, AP_F_CHARS | AP_F_COLL_C},
+	{F_BPCHARICLIKE, AP_FN_ILIKE, AP_F_CHARS | AP_F_COLL_C},
+	{F_BPCHARICNLIKE, AP_FN_NOT_ILIKE, AP_F_CHARS | AP_F_COLL_C},
+	{F_SUBSTRING_TEXT_INT4_INT4, AP_FN_SUBSTR, AP_F_CHARS},
+	{F_SUBSTR_TEXT_INT4_INT4, AP_FN_SUBSTR, AP_F_CHARS},
+	{F_SUBSTRING_TEXT_INT4, AP_FN_SUBSTR, AP_F_CHARS},
+	{F_SUBSTR_TEXT_INT4, AP_FN_SUBSTR, AP_F_CHARS},
+	{F_LENGTH_TEXT, AP_FN_LENGTH, AP_F_CHARS},
+	{F_CHAR_LENGTH_TEXT, AP_FN_LENGTH, AP_F_CHARS},
+	{F_CHARACTER_LENGTH_TEXT, AP_FN_LENGTH, AP_F_CHARS},
+	{F_LENGTH_BPCHAR, AP_FN_LENGTH, AP_F_CHARS},
+	{F_CHAR_LENGTH_BPCHAR, AP_FN_LENGTH, AP_F_CHARS},
+	{F_CHARACTER_LENGTH_BPCHAR, AP_FN_LENGTH, AP_F_CHARS},
+	{F_OCTET_LENGTH_TEXT, AP_FN_OCTET_LENGTH, 0},
+	{F_OCTET_LENGTH_BPCHAR, AP_FN_OCTET_LENGTH, 0},
+	{F_UPPER_TEXT, AP_FN_UPPER, AP_F_COLL_C},
+	{F_LOWER_TEXT, AP_FN_LOWER, AP_F_COLL_C},
+	{F_TEXTCAT, AP_FN_TEXTCAT, 0},
+};
+
+/* Field names of extract/date_part/date_trunc the disk computes. */
+static const struct
+{
+	const char *name;
+	ApDateField field;
+	bool		date_ok;		/* extract(field from date) accepts it */
+	bool		trunc_ok;		/* date_trunc(field, timestamp) accepts it */
+}			ap_date_fields[] = {
+	{"year", AP_FIELD_YEAR, true, true},
+	{"quarter", AP_FIELD_QUARTER, true, true},
+	{"month", AP_FIELD_MONTH, true, true},
+	{"day", AP_FIELD_DAY, true, true},
+	{"dow", AP_FIELD_DOW, true, false},
+	{"doy", AP_FIELD_DOY, true, false},
+	{"hour", AP_FIELD_HOUR, false, true},
+	{"minute", AP_FIELD_MINUTE, false, true},
+	{"second", AP_FIELD_SECOND, false, true},
+	{"epoch", AP_FIELD_EPOCH, true, false},
+	{"week", AP_FIELD_WEEK, true, true},
+};
+
 /* What the walker needs to know about the scan. */
 typedef struct ApShipContext
 {
-	PlannerInfo *root;
-	RelOptInfo *baserel;
+	Index		relid;			/* the scanned relation's range table index */
 	int			depth;			/* depth of the current node once encoded */
 	int64		nodes;			/* protobuf Expr nodes the encoding will have */
+	ApTypeKind	casetest_kind;	/* kind of a simple CASE's tested value, or OTHER */
+	int64		casetest_nodes;	/* its encoded size (copied per CaseTestExpr) */
 } ApShipContext;
 
 static bool ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind);
@@ -208,6 +346,103 @@ ApLookupOperator(Oid funcid, ApOp *op, ApCmp *cmp)
 		}
 	}
 	return false;
+}
+
+/* Look up a value-producing function in the whitelist. */
+const ApFunction *
+ApLookupFunction(Oid funcid)
+{
+	for (int i = 0; i < lengthof(ap_functions); i++)
+	{
+		if (ap_functions[i].funcid == funcid)
+			return &ap_functions[i];
+	}
+	return NULL;
+}
+
+/* Map a constant field name to an ApDateField the disk computes for argkind. */
+bool
+ApDateFieldOf(Node *field, ApTypeKind argkind, bool trunc, ApDateField *out)
+{
+	Const	   *c;
+	char	   *name;
+
+	if (field == NULL || !IsA(field, Const))
+		return false;
+	c = (Const *) field;
+	if (c->constisnull || c->consttype != TEXTOID)
+		return false;
+	/* PostgreSQL downcases the name; aliases ("years", "mon") stay on the host */
+	name = TextDatumGetCString(c->constvalue);
+	for (char *p = name; *p; p++)
+		*p = pg_ascii_tolower((unsigned char) *p);
+	for (int i = 0; i < lengthof(ap_date_fields); i++)
+	{
+		if (strcmp(ap_date_fields[i].name, name) != 0)
+			continue;
+		if (trunc ? !ap_date_fields[i].trunc_ok :
+			(argkind == AP_TYPE_DATE && !ap_date_fields[i].date_ok))
+			return false;
+		*out = ap_date_fields[i].field;
+		return true;
+	}
+	return false;
+}
+
+/* check_functions_in_node callback: is the function volatile? */
+static bool
+ap_volatile_func(Oid func_id, void *context)
+{
+	return func_volatile(func_id) == PROVOLATILE_VOLATILE;
+}
+
+/* True if the subtree holds anything the host cannot evaluate at scan start. */
+static bool
+ap_not_constant_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+		case T_PlaceHolderVar:
+		case T_CaseTestExpr:
+		case T_CoerceToDomainValue:
+		case T_SetToDefault:
+		case T_CurrentOfExpr:
+		case T_NextValueExpr:
+		case T_SubLink:
+		case T_SubPlan:
+		case T_AlternativeSubPlan:
+		case T_Aggref:
+		case T_WindowFunc:
+		case T_GroupingFunc:
+			return true;
+		case T_Param:
+			return ((Param *) node)->paramkind != PARAM_EXTERN &&
+				((Param *) node)->paramkind != PARAM_EXEC;
+		case T_FuncExpr:
+			if (((FuncExpr *) node)->funcretset)
+				return true;
+			break;
+		default:
+			break;
+	}
+	if (check_functions_in_node(node, ap_volatile_func, NULL))
+		return true;
+	return expression_tree_walker(node, ap_not_constant_walker, context);
+}
+
+/* Var-free stable/immutable computation the host evaluates once per scan. */
+bool
+ApIsHostConstant(Node *node)
+{
+	if (node == NULL)
+		return false;
+	if (!IsA(node, FuncExpr) && !IsA(node, OpExpr) &&
+		!IsA(node, SQLValueFunction) && !IsA(node, CoerceViaIO))
+		return false;
+	return !ap_not_constant_walker(node, NULL);
 }
 
 /* The kind family a relabeling must stay within (varchar and text are one). */
@@ -360,6 +595,199 @@ ap_saop_shippable(ScalarArrayOpExpr *saop, ApShipContext *ctx)
 	return ap_comparison_ok(saop->opfuncid, saop->inputcollid, left, elem_kind);
 }
 
+/* Do character-counting functions see UTF8 or single-byte SQL_ASCII text? */
+static bool
+ap_encoding_ok(void)
+{
+	int			enc = GetDatabaseEncoding();
+
+	return enc == PG_UTF8 || enc == PG_SQL_ASCII;
+}
+
+/* Is the collation valid and deterministic (LIKE refuses the others)? */
+static bool
+ap_collation_deterministic(Oid collid)
+{
+	if (!OidIsValid(collid))
+		return false;
+	return collid == DEFAULT_COLLATION_OID || lc_collate_is_c(collid) ||
+		get_collation_isdeterministic(collid);
+}
+
+/* Is a pattern argument a value the host ships as a constant? */
+static bool
+ap_pattern_ok(Node *node)
+{
+	while (node != NULL && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node != NULL &&
+		(IsA(node, Const) || IsA(node, Param) || ApIsHostConstant(node));
+}
+
+/*
+ * A whitelisted value-producing function call (FuncExpr or a non-comparison
+ * OpExpr): collation, encoding and constant-argument rules, then the shipped
+ * arguments.
+ */
+static bool
+ap_function_shippable(Oid funcid, List *args, Oid inputcollid, Oid resulttype,
+					  ApShipContext *ctx, ApTypeKind *kind)
+{
+	const ApFunction *f = ApLookupFunction(funcid);
+	ListCell   *lc;
+	int			i = 0;
+
+	if (f == NULL)
+		return false;
+	*kind = ApTypeKindOf(resulttype);
+	if (*kind == AP_TYPE_OTHER)
+		return false;
+	if ((f->flags & AP_F_CHARS) && !ap_encoding_ok())
+		return false;
+	if ((f->flags & AP_F_COLL_C) &&
+		(!OidIsValid(inputcollid) || !lc_ctype_is_c(inputcollid)))
+		return false;
+	if ((f->flags & AP_F_COLL_DET) && !ap_collation_deterministic(inputcollid))
+		return false;
+	if ((f->fn == AP_FN_LIKE || f->fn == AP_FN_NOT_LIKE || f->fn == AP_FN_ILIKE ||
+		 f->fn == AP_FN_NOT_ILIKE) &&
+		(list_length(args) != 2 || !ap_pattern_ok(lsecond(args))))
+		return false;
+	if (f->flags & AP_F_TYPMOD)
+	{
+		Node	   *typmod = list_length(args) == 2 ? lsecond(args) : NULL;
+
+		if (typmod == NULL || !IsA(typmod, Const) || ((Const *) typmod)->constisnull)
+			return false;
+	}
+
+	foreach(lc, args)
+	{
+		ApTypeKind	k;
+
+		i++;
+		/* field names and typmods are constants carried in the FuncCall */
+		if ((i == 1 && (f->flags & AP_F_FIELD)) || (i == 2 && (f->flags & AP_F_TYPMOD)))
+			continue;
+		/* the date of date_part(text, date) travels under a CAST */
+		if (!ap_arg_shippable(lfirst(lc), ctx, &k,
+							  (f->flags & AP_F_DATE_AS_TS) ? 2 : 1) ||
+			k == AP_TYPE_OTHER)
+			return false;
+		if (f->flags & AP_F_DATE_AS_TS)
+			ctx->nodes++;
+		if (i == 2 && (f->flags & AP_F_FIELD))
+		{
+			ApDateField field;
+
+			if (!ApDateFieldOf(linitial(args), k, (f->flags & AP_F_TRUNC) != 0, &field))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Ship one argument and report its encoded size. */
+static bool
+ap_sized_arg(Node *node, ApShipContext *ctx, ApTypeKind *kind, int levels, int64 *nodes)
+{
+	int64		before = ctx->nodes;
+	bool		ok = ap_arg_shippable(node, ctx, kind, levels);
+
+	*nodes = ctx->nodes - before;
+	return ok;
+}
+
+/*
+ * NULLIF (CASE WHEN a = b THEN NULL ELSE a) and IS DISTINCT FROM (a CASE over
+ * NULL tests and a = b): the operator must be a whitelisted equality.
+ */
+static bool
+ap_nullif_distinct_shippable(OpExpr *op, bool distinct, ApShipContext *ctx,
+							 ApTypeKind *kind)
+{
+	ApTypeKind	left;
+	ApTypeKind	right;
+	ApOp		apop;
+	ApCmp		apcmp;
+	int64		lnodes;
+	int64		rnodes;
+
+	if (list_length(op->args) != 2)
+		return false;
+	if (!ap_sized_arg(linitial(op->args), ctx, &left, 3, &lnodes) ||
+		!ap_sized_arg(lsecond(op->args), ctx, &right, 3, &rnodes))
+		return false;
+	set_opfuncid(op);
+	if (!ApLookupOperator(op->opfuncid, &apop, &apcmp) || apop != AP_OP_EQ ||
+		!ap_comparison_ok(op->opfuncid, op->inputcollid, left, right))
+		return false;
+	if (distinct)
+	{
+		/* a and b appear three times; CASE, 3 WHENs, tests, NOT, constants */
+		ctx->nodes += 2 * (lnodes + rnodes) + 10;
+		*kind = AP_TYPE_BOOL;
+	}
+	else
+	{
+		/* a appears twice; CASE, comparison, NULL constant */
+		ctx->nodes += lnodes + 3;
+		*kind = ApTypeKindOf(op->opresulttype);
+	}
+	return ctx->nodes <= AP_MAX_EXPR_NODES && *kind != AP_TYPE_OTHER;
+}
+
+/* CASE in either form; the simple form's tested value is copied per WHEN. */
+static bool
+ap_case_shippable(CaseExpr *ce, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ApTypeKind	saved_kind = ctx->casetest_kind;
+	int64		saved_nodes = ctx->casetest_nodes;
+	ApTypeKind	test_kind = AP_TYPE_OTHER;
+	int64		test_nodes = 0;
+	bool		ok = true;
+	ListCell   *lc;
+
+	*kind = ApTypeKindOf(ce->casetype);
+	if (*kind == AP_TYPE_OTHER)
+		return false;
+
+	/* no CaseTestExpr of an outer CASE may appear in the arg or results */
+	ctx->casetest_kind = AP_TYPE_OTHER;
+	if (ce->arg != NULL)
+	{
+		ok = ap_sized_arg((Node *) ce->arg, ctx, &test_kind, 4, &test_nodes) &&
+			test_kind != AP_TYPE_OTHER;
+		/* counted once per CaseTestExpr instead */
+		ctx->nodes -= test_nodes;
+	}
+
+	foreach(lc, ce->args)
+	{
+		CaseWhen   *w = lfirst_node(CaseWhen, lc);
+		ApTypeKind	k;
+
+		if (!ok)
+			break;
+		ctx->casetest_kind = test_kind;
+		ctx->casetest_nodes = test_nodes;
+		ok = ap_arg_shippable((Node *) w->expr, ctx, &k, 2) && k == AP_TYPE_BOOL;
+		ctx->casetest_kind = AP_TYPE_OTHER;
+		ok = ok && ap_arg_shippable((Node *) w->result, ctx, &k, 2) &&
+			ap_kind_family(k) == ap_kind_family(*kind);
+	}
+	if (ok && ce->defresult != NULL)
+	{
+		ApTypeKind	k;
+
+		ok = ap_arg_shippable((Node *) ce->defresult, ctx, &k, 1) &&
+			ap_kind_family(k) == ap_kind_family(*kind);
+	}
+	ctx->casetest_kind = saved_kind;
+	ctx->casetest_nodes = saved_nodes;
+	return ok && ctx->nodes <= AP_MAX_EXPR_NODES;
+}
+
 /*
  * The whitelist walker.  Returns true if the disk can evaluate node exactly,
  * with *kind set to the kind of its result.  Default: not shippable.
@@ -385,7 +813,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				Var		   *var = (Var *) node;
 
 				/* only user columns of the scanned relation */
-				if (var->varno != ctx->baserel->relid || var->varlevelsup != 0 ||
+				if (var->varno != ctx->relid || var->varlevelsup != 0 ||
 					var->varattno <= 0)
 					return false;
 				*kind = ApTypeKindOf(var->vartype);
@@ -429,18 +857,80 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				OpExpr	   *op = (OpExpr *) node;
 				ApTypeKind	left;
 				ApTypeKind	right;
+				ApOp		apop;
+				ApCmp		apcmp;
 
+				/* Var-free: evaluated by the host at scan start */
+				if (ApIsHostConstant(node))
+				{
+					*kind = ApTypeKindOf(exprType(node));
+					return *kind != AP_TYPE_OTHER;
+				}
+				set_opfuncid(op);
+				if (!ApLookupOperator(op->opfuncid, &apop, &apcmp))
+					return ap_function_shippable(op->opfuncid, op->args, op->inputcollid,
+												 op->opresulttype, ctx, kind);
 				if (list_length(op->args) != 2)
 					return false;
 				if (!ap_arg_shippable(linitial(op->args), ctx, &left, 1) ||
 					!ap_arg_shippable(lsecond(op->args), ctx, &right, 1))
 					return false;
-				set_opfuncid(op);
 				if (!ap_comparison_ok(op->opfuncid, op->inputcollid, left, right))
 					return false;
 				*kind = AP_TYPE_BOOL;
 				return true;
 			}
+		case T_FuncExpr:
+			{
+				FuncExpr   *fe = (FuncExpr *) node;
+
+				if (ApIsHostConstant(node))
+				{
+					*kind = ApTypeKindOf(exprType(node));
+					return *kind != AP_TYPE_OTHER;
+				}
+				if (fe->funcretset || fe->funcvariadic)
+					return false;
+				return ap_function_shippable(fe->funcid, fe->args, fe->inputcollid,
+											 fe->funcresulttype, ctx, kind);
+			}
+		case T_SQLValueFunction:
+		case T_CoerceViaIO:
+			if (!ApIsHostConstant(node))
+				return false;
+			*kind = ApTypeKindOf(exprType(node));
+			return *kind != AP_TYPE_OTHER;
+		case T_CaseExpr:
+			return ap_case_shippable((CaseExpr *) node, ctx, kind);
+		case T_CaseTestExpr:
+			/* only inside a WHEN of a simple CASE: a copy of the tested value */
+			if (ctx->casetest_kind == AP_TYPE_OTHER)
+				return false;
+			ctx->nodes += ctx->casetest_nodes - 1;
+			*kind = ctx->casetest_kind;
+			return ctx->nodes <= AP_MAX_EXPR_NODES;
+		case T_CoalesceExpr:
+			{
+				CoalesceExpr *co = (CoalesceExpr *) node;
+				ListCell   *lc;
+
+				*kind = ApTypeKindOf(co->coalescetype);
+				if (*kind == AP_TYPE_OTHER || co->args == NIL)
+					return false;
+				foreach(lc, co->args)
+				{
+					ApTypeKind	k;
+
+					if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) ||
+						ap_kind_family(k) != ap_kind_family(*kind))
+						return false;
+				}
+				return true;
+			}
+		case T_NullIfExpr:
+			return ap_nullif_distinct_shippable((OpExpr *) node, false, ctx, kind);
+		case T_DistinctExpr:
+			return ap_nullif_distinct_shippable((OpExpr *) node, true, ctx, kind);
 		case T_ScalarArrayOpExpr:
 			if (!ap_saop_shippable((ScalarArrayOpExpr *) node, ctx))
 				return false;
@@ -503,14 +993,29 @@ ap_qual_shippable(PlannerInfo *root, RelOptInfo *baserel, Expr *expr, int64 *nod
 	ApShipContext ctx;
 	ApTypeKind	kind;
 
-	ctx.root = root;
-	ctx.baserel = baserel;
+	ctx.relid = baserel->relid;
 	ctx.depth = 2;
 	ctx.nodes = 0;
+	ctx.casetest_kind = AP_TYPE_OTHER;
+	ctx.casetest_nodes = 0;
 	if (!ap_shippable((Node *) expr, &ctx, &kind) || kind != AP_TYPE_BOOL)
 		return false;
 	*nodes = ctx.nodes;
 	return true;
+}
+
+/* Can a disk compute this projected value exactly? */
+bool
+ApIsShippableValue(Index relid, Expr *expr, ApTypeKind *kind)
+{
+	ApShipContext ctx;
+
+	ctx.relid = relid;
+	ctx.depth = 1;
+	ctx.nodes = 0;
+	ctx.casetest_kind = AP_TYPE_OTHER;
+	ctx.casetest_nodes = 0;
+	return ap_shippable((Node *) expr, &ctx, kind) && *kind != AP_TYPE_OTHER;
 }
 
 /* Can a disk evaluate this boolean expression exactly? */
@@ -522,60 +1027,105 @@ ApIsShippableExpr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr)
 	return ap_qual_shippable(root, baserel, expr, &nodes);
 }
 
-/* Split RestrictInfos into disk and host lists, keeping their order. */
+/* One qual and its sort keys, as order_qual_clauses sees them. */
+typedef struct ApQualItem
+{
+	RestrictInfo *ri;
+	Cost		cost;
+	Index		security_level;
+} ApQualItem;
+
+/*
+ * The quals in the order createplan.c's order_qual_clauses gives them:
+ * by security level (leakproof ones count as level 0), then per-tuple cost,
+ * with a stable sort.  Repeated here because that function is static.
+ */
+static List *
+ap_order_quals(PlannerInfo *root, List *restrictinfos)
+{
+	int			n = list_length(restrictinfos);
+	ApQualItem *items;
+	List	   *result = NIL;
+	ListCell   *lc;
+	int			i = 0;
+
+	if (n <= 1)
+		return list_copy(restrictinfos);
+	items = palloc(sizeof(ApQualItem) * n);
+	foreach(lc, restrictinfos)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		QualCost	qcost;
+
+		cost_qual_eval_node(&qcost, (Node *) ri, root);
+		items[i].ri = ri;
+		items[i].cost = qcost.per_tuple;
+		items[i].security_level = ri->leakproof ? 0 : ri->security_level;
+		i++;
+	}
+	/* insertion sort: stable, as the planner's */
+	for (i = 1; i < n; i++)
+	{
+		ApQualItem	newitem = items[i];
+		int			j;
+
+		for (j = i; j > 0; j--)
+		{
+			ApQualItem *old = &items[j - 1];
+
+			if (newitem.security_level > old->security_level ||
+				(newitem.security_level == old->security_level &&
+				 newitem.cost >= old->cost))
+				break;
+			items[j] = *old;
+		}
+		items[j] = newitem;
+	}
+	for (i = 0; i < n; i++)
+		result = lappend(result, items[i].ri);
+	pfree(items);
+	return result;
+}
+
+/*
+ * Split RestrictInfos into disk and host lists, both in evaluation order:
+ * the disk gets the leading run of shippable quals (see the file header).
+ */
 void
 ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictinfos,
 						List **disk, List **host)
 {
-	int			n = list_length(restrictinfos);
-	bool	   *shippable = palloc0(sizeof(bool) * Max(n, 1));
-	Index		host_level_min = UINT_MAX;
 	int64		program_nodes = 1;	/* the AND joining the disk quals */
+	bool		on_disk = true;
 	ListCell   *lc;
 
 	*disk = NIL;
 	*host = NIL;
 
-	/*
-	 * First pass: what the walker accepts within the program's size limit,
-	 * and the lowest security level left behind.
-	 */
-	foreach(lc, restrictinfos)
+	foreach(lc, ap_order_quals(root, restrictinfos))
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		int64		nodes;
-		bool		ok;
 
 		if (ri->pseudoconstant)
 			continue;
-		ok = ap_qual_shippable(root, baserel, ri->clause, &nodes) &&
-			program_nodes + nodes <= AP_MAX_EXPR_NODES;
-		if (ok)
+		/*
+		 * Since no disk qual overtakes a host qual, a leaky qual can never
+		 * run before a qual of a lower security level: row-level security
+		 * needs no further rule.
+		 */
+		if (on_disk && ap_qual_shippable(root, baserel, ri->clause, &nodes) &&
+			program_nodes + nodes <= AP_MAX_EXPR_NODES)
+		{
 			program_nodes += nodes;
-		else
-			host_level_min = Min(host_level_min, ri->security_level);
-		shippable[foreach_current_index(lc)] = ok;
-	}
-
-	/*
-	 * Second pass.  A leaky qual must not overtake a host qual of a lower
-	 * security level (see the file header); moving it to the host never
-	 * lowers host_level_min, since its level is above it.
-	 */
-	foreach(lc, restrictinfos)
-	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-
-		if (ri->pseudoconstant)
-			continue;
-		if (shippable[foreach_current_index(lc)] &&
-			(ri->security_level <= host_level_min ||
-			 !contain_leaked_vars((Node *) ri->clause)))
 			*disk = lappend(*disk, ri);
+		}
 		else
+		{
+			on_disk = false;
 			*host = lappend(*host, ri);
+		}
 	}
-	pfree(shippable);
 }
 
 /* Split RestrictInfos into bare disk and host clause lists. */

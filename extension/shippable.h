@@ -21,6 +21,46 @@
 /* (op, cmp) of a whitelisted comparison function; false if not whitelisted. */
 bool		ApLookupOperator(Oid funcid, ApOp *op, ApCmp *cmp);
 
+/* Flags of a whitelisted value-producing function (ApFunction.flags). */
+#define AP_F_CHARS			0x01	/* counts characters: UTF8/SQL_ASCII only */
+#define AP_F_COLL_C			0x02	/* ctype must be C (ASCII case folding) */
+#define AP_F_COLL_DET		0x04	/* collation must be deterministic (LIKE) */
+#define AP_F_FIELD			0x08	/* arg 1 is a constant field name, not shipped */
+#define AP_F_TRUNC			0x10	/* with AP_F_FIELD: date_trunc's field set */
+#define AP_F_TYPMOD			0x20	/* arg 2 is a constant typmod, not shipped */
+#define AP_F_DATE_AS_TS		0x40	/* the date argument is cast to timestamp first */
+
+/* One whitelisted value-producing function: how it travels as a FuncCall. */
+typedef struct ApFunction
+{
+	Oid			funcid;			/* pg_proc oid */
+	ApFunc		fn;
+	int			flags;			/* AP_F_* */
+} ApFunction;
+
+/* The whitelist entry of a function, NULL if not shippable. */
+const ApFunction *ApLookupFunction(Oid funcid);
+
+/*
+ * The ApDateField named by a constant field argument of extract, date_part
+ * or date_trunc over an argument of kind argkind; false if the disk must
+ * not compute it (unknown name, or one PostgreSQL rejects for that type).
+ */
+bool		ApDateFieldOf(Node *field, ApTypeKind argkind, bool trunc,
+						  ApDateField *out);
+
+/*
+ * Can the host evaluate this Var-free expression once when the scan starts
+ * and ship the value as a constant (stable functions, current_date, Params)?
+ */
+bool		ApIsHostConstant(Node *node);
+
+/*
+ * Can a disk compute this value-producing expression over relation relid
+ * exactly?  *kind is set to its result kind.  Used for projections.
+ */
+bool		ApIsShippableValue(Index relid, Expr *expr, ApTypeKind *kind);
+
 /*
  * As ApClassifyQuals, but both outputs stay RestrictInfo lists (the planner
  * needs them for selectivity and cost estimation).  Pseudoconstant clauses

@@ -155,6 +155,8 @@ typedef enum ApDateField
  *                         (a tuple whose value would overflow the disk's
  *                         128-bit sum goes to the host as a fallback TID)
  *   SUM of float4         float4 (accumulated in float, as float4pl does)
+ *   SUM, arg_kind FLOAT8  float8: each float4 value widened to double first
+ *   over a float4 arg     (float4_accum's rule, for avg(float4))
  *   SUM of float8         float8 (accumulated in double; order may differ
  *                         from PostgreSQL's serial sum -- as with parallel
  *                         aggregation, the last bits may differ)

@@ -32,8 +32,12 @@ as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
 status "diskd expression unit tests" $?
+as_pguser "$WORK/diskd/test/unit_agg"
+status "diskd aggregation unit tests" $?
 as_pguser "$WORK/diskd/test/frames"
 status "diskd frame decoding tests" $?
+as_pguser "$WORK/diskd/test/bloom"
+status "diskd Bloom filter tests" $?
 
 echo "== regression tests"
 REGRESS_TESTS=$(cd "$WORK/sql" && ls *.sql | grep -v '^active_pg--' | sed 's/\.sql$//' | sort)

@@ -1,0 +1,260 @@
+/*
+ * bloom.c
+ *	  Probe tuples against the Bloom filters of a join's small side.
+ *
+ * Rules of this file:
+ *   - The filter bits, hash and key encoding are proto/ap_bloom.h, compiled
+ *     here and in the extension, so a key the host inserted always passes.
+ *   - Every field of every BloomFilter is checked at compile time; the
+ *     per-tuple path then trusts the compiled form and never fails.
+ *   - Keys are columns of the scanned relation (Expr.var) whose stored kind
+ *     is the one the host states; the kinds the filter encodes are those of
+ *     ap_bloom.h: int2/int4/int8, date, numeric, text, varchar, bpchar.
+ *   - Whatever cannot be encoded exactly passes (see bloom.h); a NULL key is
+ *     dropped.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+
+/* Can a key of this kind be encoded as ap_bloom.h defines? */
+static bool
+bloom_kind_ok(uint32_t kind)
+{
+	switch (kind)
+	{
+		case AP_TYPE_INT2:
+		case AP_TYPE_INT4:
+		case AP_TYPE_INT8:
+		case AP_TYPE_DATE:
+		case AP_TYPE_NUMERIC:
+		case AP_TYPE_TEXT:
+		case AP_TYPE_VARCHAR:
+		case AP_TYPE_BPCHAR:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static int	bloom_fail(ApBloomSet *set, int code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* Record a compile error; returns code. */
+static int
+bloom_fail(ApBloomSet *set, int code, const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(set->error, sizeof(set->error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+/* Compile one filter; 0 or an ApErrCode with set->error. */
+static int
+bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *desc,
+				  ApBloomSet *set, bool *varlena)
+{
+	ApBloomProbe *p = &set->filters[set->nfilters];
+
+	if (bf->bits.len == 0 || bf->bits.len % AP_BLOOM_BLOCK_BYTES != 0 ||
+		bf->bits.len > AP_BLOOM_BYTES_MAX)
+		return bloom_fail(set, AP_ERR_BAD_REQUEST,
+						  "blooms[%zu].bits: %zu bytes is not a positive multiple of %u up to %u",
+						  i, bf->bits.len, AP_BLOOM_BLOCK_BYTES, AP_BLOOM_BYTES_MAX);
+	if (bf->nhashes < AP_BLOOM_HASHES_MIN || bf->nhashes > AP_BLOOM_HASHES_MAX)
+		return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms[%zu].nhashes: %u is not in %d..%d",
+						  i, bf->nhashes, AP_BLOOM_HASHES_MIN, AP_BLOOM_HASHES_MAX);
+	if (bf->n_keys == 0 || bf->n_keys > AP_BLOOM_KEYS_MAX || bf->n_key_kinds != bf->n_keys)
+		return bloom_fail(set, AP_ERR_BAD_REQUEST,
+						  "blooms[%zu].keys: %zu keys with %zu kinds (1..%d keys, one kind each)",
+						  i, bf->n_keys, bf->n_key_kinds, AP_BLOOM_KEYS_MAX);
+
+	p->bits = bf->bits.data;
+	p->nblocks = (uint32_t) (bf->bits.len / AP_BLOOM_BLOCK_BYTES);
+	p->nhashes = bf->nhashes;
+	p->seed = bf->seed;
+	p->nkeys = (int) bf->n_keys;
+	p->tested = p->dropped = 0;
+	for (size_t j = 0; j < bf->n_keys; j++)
+	{
+		const ActivePg__Expr *e = bf->keys[j];
+		uint32_t	kind = bf->key_kinds[j];
+		int			attno;
+
+		if (e == NULL || e->node_case != ACTIVE_PG__EXPR__NODE_VAR)
+			return bloom_fail(set, AP_ERR_UNSUPPORTED, "blooms[%zu].keys[%zu]: only columns are supported as keys",
+							  i, j);
+		attno = e->var;
+		if (attno < 1 || attno > desc->natts || desc->cols[attno - 1].attisdropped)
+			return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms[%zu].keys[%zu]: attribute %d does not exist",
+							  i, j, attno);
+		if (!bloom_kind_ok(kind))
+			return bloom_fail(set, AP_ERR_UNSUPPORTED, "blooms[%zu].key_kinds[%zu]: kind %u cannot be hashed",
+							  i, j, kind);
+		if (desc->cols[attno - 1].type_kind != kind)
+			return bloom_fail(set, AP_ERR_BAD_REQUEST,
+							  "blooms[%zu].key_kinds[%zu]: kind %u differs from attribute %d's kind %u",
+							  i, j, kind, attno, desc->cols[attno - 1].type_kind);
+		if (AP_KIND_ATTLEN(kind) != desc->cols[attno - 1].attlen)
+			return bloom_fail(set, AP_ERR_BAD_REQUEST,
+							  "blooms[%zu].keys[%zu]: attribute %d's length %d does not fit kind %u",
+							  i, j, attno, desc->cols[attno - 1].attlen, kind);
+		if (AP_KIND_ATTLEN(kind) < 0)
+			*varlena = true;
+		p->attnos[j] = attno;
+		p->kinds[j] = (uint8_t) kind;
+		if (attno > set->max_attno)
+			set->max_attno = attno;
+	}
+	set->nfilters++;
+	return 0;
+}
+
+/* Compile Program.blooms (see bloom.h). */
+int
+ap_bloom_compile(const ActivePg__Program *msg, const ApTupleDesc *desc, ApBloomSet *set)
+{
+	bool		varlena = false;
+
+	set->nfilters = 0;
+	set->max_attno = 0;
+	set->scratch = NULL;
+	set->error[0] = '\0';
+	if (msg == NULL || msg->n_blooms == 0)
+		return 0;
+	if (msg->n_blooms > AP_BLOOM_FILTERS_MAX)
+		return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms: %zu filters exceed the maximum of %d",
+						  msg->n_blooms, AP_BLOOM_FILTERS_MAX);
+	for (size_t i = 0; i < msg->n_blooms; i++)
+	{
+		int			rc;
+
+		if (msg->blooms[i] == NULL)
+			return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms[%zu]: missing", i);
+		rc = bloom_compile_one(msg->blooms[i], i, desc, set, &varlena);
+		if (rc != 0)
+			return rc;
+	}
+	if (varlena)
+	{
+		set->scratch = malloc(AP_BLOOM_SCRATCH_BYTES);
+		if (set->scratch == NULL)
+			return bloom_fail(set, AP_ERR_OUT_OF_MEMORY, "blooms: out of memory");
+	}
+	return 0;
+}
+
+/* Release what ap_bloom_compile allocated. */
+void
+ap_bloom_free(ApBloomSet *set)
+{
+	free(set->scratch);
+	set->scratch = NULL;
+	set->nfilters = 0;
+}
+
+/* A stored int2/int4/int8/date (native byte order, as in the page), widened. */
+static int64_t
+bloom_stored_int(const unsigned char *p, int attlen)
+{
+	int16_t		i2;
+	int32_t		i4;
+	int64_t		i8;
+
+	switch (attlen)
+	{
+		case 2:
+			memcpy(&i2, p, sizeof(i2));
+			return i2;
+		case 4:
+			memcpy(&i4, p, sizeof(i4));
+			return i4;
+		default:
+			memcpy(&i8, p, sizeof(i8));
+			return i8;
+	}
+}
+
+/*
+ * Add one key column to the hash.  Returns 1 if hashed, 0 for NULL, -1 if
+ * the value cannot be encoded exactly here.
+ */
+static int
+bloom_hash_value(ApBloomSet *set, ApBloomHash *st, uint8_t kind, const ApValue *v)
+{
+	const unsigned char *data;
+	uint32_t	len;
+
+	if (v->isnull)
+		return 0;
+	switch (kind)
+	{
+		case AP_TYPE_INT2:
+		case AP_TYPE_INT4:
+		case AP_TYPE_INT8:
+			ap_bloom_key_int(st, bloom_stored_int(v->ptr, AP_KIND_ATTLEN(kind)));
+			return 1;
+		case AP_TYPE_DATE:
+			ap_bloom_key_date(st, (int32_t) bloom_stored_int(v->ptr, AP_KIND_ATTLEN(kind)));
+			return 1;
+		default:
+			break;
+	}
+	/* varlena kinds: inline pglz is decompressed, external values pass */
+	if (ap_varlena_payload(v->ptr, set->scratch, AP_BLOOM_SCRATCH_BYTES, &data, &len) != AP_OK)
+		return -1;
+	switch (kind)
+	{
+		case AP_TYPE_NUMERIC:
+			return ap_bloom_key_numeric(st, data, len) ? 1 : -1;
+		case AP_TYPE_BPCHAR:
+			ap_bloom_key_bpchar(st, data, len);
+			return 1;
+		default:
+			ap_bloom_key_text(st, data, len);
+			return 1;
+	}
+}
+
+/* Probe the tuple against every filter (see bloom.h). */
+bool
+ap_bloom_pass(ApBloomSet *set, const ApValue *values)
+{
+	for (int i = 0; i < set->nfilters; i++)
+	{
+		ApBloomProbe *p = &set->filters[i];
+		ApBloomHash st;
+		bool		decided = true;
+
+		p->tested++;
+		ap_bloom_hash_init(&st, p->seed);
+		for (int j = 0; j < p->nkeys; j++)
+		{
+			int			rc = bloom_hash_value(set, &st, p->kinds[j], &values[p->attnos[j] - 1]);
+
+			if (rc == 0)
+			{
+				p->dropped++;
+				return false;
+			}
+			if (rc < 0)
+			{
+				decided = false;
+				break;
+			}
+		}
+		if (decided &&
+			!ap_bloom_probe(p->bits, p->nblocks, p->nhashes, ap_bloom_hash_final(&st)))
+		{
+			p->dropped++;
+			return false;
+		}
+	}
+	return true;
+}

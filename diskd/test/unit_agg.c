@@ -1,0 +1,466 @@
+/*
+ * unit_agg.c
+ *	  Unit tests of the disk's partial aggregation (agg.c): grouping, every
+ *	  state kind, FILTER, NULLs, the all-or-nothing fallback of a numeric sum
+ *	  beyond 128 bits, and a budget small enough to force flushes, checked by
+ *	  decoding the AggPartial rows the table ships.
+ *
+ * Rules of this file:
+ *  - Tuples are given as deformed values (ApValue), as scan.c passes them;
+ *    numerics are built from (weight, digits) in PostgreSQL's short format.
+ *  - Every shipped row is decoded with the proto/ap_rows.h rules and summed
+ *    per group on the test side, so flushes must not change the totals.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agg.h"
+#include "testutil.h"
+
+#define NATTS		4			/* 1 int4 key, 2 int8, 3 numeric, 4 text */
+#define TEST_GROUPS_MAX	4096
+
+static ApColumn cols[NATTS] = {
+	{4, 'i', true, false, AP_TYPE_INT4},
+	{8, 'd', true, false, AP_TYPE_INT8},
+	{-1, 'i', false, false, AP_TYPE_NUMERIC},
+	{-1, 'i', false, false, AP_TYPE_TEXT},
+};
+static ApTupleDesc desc = {NATTS, cols};
+
+/* What the test side sums from shipped rows, per key. */
+typedef struct Totals
+{
+	int64_t		count_star;
+	int64_t		count_filtered;
+	int64_t		sum_int;		/* from the numeric sum state (small values) */
+	int64_t		max_int8;
+	bool		has_max;
+	int			nrows;
+	char		max_text[64];
+} Totals;
+
+static Totals totals[TEST_GROUPS_MAX];
+static int	frames;
+static int	flush_frames;
+
+/* A Var expression. */
+static ActivePg__Expr *
+var(int attno)
+{
+	ActivePg__Expr *e = calloc(1, sizeof(ActivePg__Expr));
+
+	active_pg__expr__init(e);
+	e->node_case = ACTIVE_PG__EXPR__NODE_VAR;
+	e->var = attno;
+	return e;
+}
+
+/* "attno > 0" over the int8 column (a FILTER). */
+static ActivePg__Expr *
+positive(int attno)
+{
+	ActivePg__Expr *e = calloc(1, sizeof(ActivePg__Expr));
+	ActivePg__OpExpr *op = calloc(1, sizeof(ActivePg__OpExpr));
+	ActivePg__Expr *k = calloc(1, sizeof(ActivePg__Expr));
+	ActivePg__Datum *d = calloc(1, sizeof(ActivePg__Datum));
+	static int64_t zero = 0;
+
+	active_pg__expr__init(e);
+	active_pg__op_expr__init(op);
+	active_pg__expr__init(k);
+	active_pg__datum__init(d);
+	d->type_kind = AP_TYPE_INT8;
+	d->value.data = (uint8_t *) &zero;
+	d->value.len = 8;
+	k->node_case = ACTIVE_PG__EXPR__NODE_KONST;
+	k->konst = d;
+	op->op = AP_OP_GT;
+	op->cmp = AP_CMP_INT;
+	op->n_args = 2;
+	op->args = calloc(2, sizeof(ActivePg__Expr *));
+	op->args[0] = var(attno);
+	op->args[1] = k;
+	e->node_case = ACTIVE_PG__EXPR__NODE_OP;
+	e->op = op;
+	return e;
+}
+
+/* One AggSpec. */
+static ActivePg__AggSpec *
+spec(ApAggFn fn, ApTypeKind kind, ActivePg__Expr *arg, ActivePg__Expr *filter)
+{
+	ActivePg__AggSpec *s = calloc(1, sizeof(ActivePg__AggSpec));
+
+	active_pg__agg_spec__init(s);
+	s->fn = fn;
+	s->arg_kind = kind;
+	s->arg = arg;
+	s->filter = filter;
+	return s;
+}
+
+/* A short-format numeric varlena (1-byte header) of an integer < 10^8. */
+static uint32_t
+make_numeric(int64_t v, unsigned char *buf)
+{
+	uint16_t	digits[2];
+	int			nd = 0;
+	uint16_t	h;
+	int64_t		a = v < 0 ? -v : v;
+	uint32_t	len;
+
+	if (a >= 10000)
+		digits[nd++] = (uint16_t) (a / 10000);
+	if (a > 0)
+		digits[nd++] = (uint16_t) (a % 10000);
+	/* NUMERIC_SHORT, sign, dscale 0, weight nd - 1 */
+	h = (uint16_t) (0x8000 | (v < 0 ? 0x2000 : 0) | (nd > 0 ? (nd - 1) : 0));
+	len = 1 + 2 + 2 * nd;
+	buf[0] = (unsigned char) ((len << 1) | 1);
+	memcpy(buf + 1, &h, 2);
+	memcpy(buf + 3, digits, 2 * nd);
+	return len;
+}
+
+/* A big numeric (9 * 10^36) in the long 4-byte-header format. */
+static uint32_t
+make_big_numeric(unsigned char *buf)
+{
+	uint16_t	h = 0;			/* NUMERIC_POS, dscale 0 */
+	int16_t		weight = 9;		/* 9 * 10000^9 = 9 * 10^36 */
+	uint16_t	digit = 9;
+	uint32_t	len = 4 + 2 + 2 + 2;
+	uint32_t	hdr = len << 2;
+
+	memcpy(buf, &hdr, 4);
+	memcpy(buf + 4, &h, 2);
+	memcpy(buf + 6, &weight, 2);
+	memcpy(buf + 8, &digit, 2);
+	return len;
+}
+
+/* Integer value of a shipped numeric (dscale 0, small). */
+static int64_t
+numeric_int(const unsigned char *p, uint32_t len)
+{
+	const unsigned char *payload = p + 4;
+	uint16_t	h;
+	uint64_t	v = 0;
+	int			nd;
+	int			weight;
+	int			off;
+
+	(void) len;
+	memcpy(&h, payload, 2);
+	if ((h & 0xC000) == 0x8000)
+	{
+		weight = (h & 0x0040) ? (int) (h & 0x3F) - 64 : (int) (h & 0x3F);
+		off = 2;
+	}
+	else
+	{
+		int16_t		w;
+
+		memcpy(&w, payload + 2, 2);
+		weight = w;
+		off = 4;
+	}
+	nd = (int) ((len - 4 - off) / 2);
+	for (int i = 0; i < nd; i++)
+	{
+		uint16_t	d;
+
+		memcpy(&d, payload + off + 2 * i, 2);
+		v = v * 10000 + d;
+	}
+	for (int i = nd; i <= weight; i++)
+		v *= 10000;
+	return (h & 0x2000) || (h & 0x4000) ? -(int64_t) v : (int64_t) v;
+}
+
+/* Decode AggPartial rows: key int4, count*, count filter, sum numeric, max int8, max text. */
+static int
+on_send(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroups, bool memory_flush)
+{
+	uint32_t	off = 0;
+
+	(void) arg;
+	frames++;
+	if (memory_flush)
+		flush_frames++;
+	for (uint32_t r = 0; r < ngroups; r++)
+	{
+		ApRowHeader hdr;
+		const unsigned char *row = rows + off;
+		const unsigned char *bitmap;
+		const unsigned char *data;
+		uint32_t	pos = 0;
+		int32_t		key = 0;
+		Totals	   *t;
+		bool		isnull[6];
+
+		memcpy(&hdr, row, sizeof(hdr));
+		CHECK_EQ(hdr.natts, 6);
+		bitmap = (hdr.flags & AP_ROW_HASNULLS) ? row + AP_ROW_HEADER_BYTES : NULL;
+		data = row + AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
+		for (int i = 0; i < 6; i++)
+			isnull[i] = bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7)));
+		CHECK(!isnull[0]);
+		memcpy(&key, data, 4);
+		pos = 4;
+		if (key < 0 || key >= TEST_GROUPS_MAX)
+		{
+			CHECK(false);
+			return 0;
+		}
+		t = &totals[key];
+		t->nrows++;
+		/* count(*) int8 at 8 */
+		pos = (pos + 7) & ~7u;
+		{
+			int64_t		c;
+
+			memcpy(&c, data + pos, 8);
+			t->count_star += c;
+			pos += 8;
+		}
+		if (!isnull[2])
+		{
+			int64_t		c;
+
+			memcpy(&c, data + pos, 8);
+			t->count_filtered += c;
+			pos += 8;
+		}
+		if (!isnull[3])
+		{
+			uint32_t	h4;
+
+			pos = (pos + 3) & ~3u;
+			memcpy(&h4, data + pos, 4);
+			t->sum_int += numeric_int(data + pos, h4 >> 2);
+			pos += h4 >> 2;
+		}
+		if (!isnull[4])
+		{
+			int64_t		m;
+
+			pos = (pos + 7) & ~7u;
+			memcpy(&m, data + pos, 8);
+			if (!t->has_max || m > t->max_int8)
+				t->max_int8 = m;
+			t->has_max = true;
+			pos += 8;
+		}
+		if (!isnull[5])
+		{
+			uint32_t	h4;
+			uint32_t	n;
+
+			pos = (pos + 3) & ~3u;
+			memcpy(&h4, data + pos, 4);
+			n = (h4 >> 2) - 4;
+			if (n < sizeof(t->max_text) && strncmp((const char *) data + pos + 4, t->max_text, n) >= 0)
+			{
+				memcpy(t->max_text, data + pos + 4, n);
+				t->max_text[n] = '\0';
+			}
+			pos += h4 >> 2;
+		}
+		CHECK_EQ(pos, hdr.row_bytes - AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts));
+		off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	}
+	CHECK(off >= len);
+	return 0;
+}
+
+/* Compile the test program: GROUP BY 1; count(*), count(2) FILTER (2 > 0), sum(3), max(2), max(4). */
+static ApAgg *
+compile(uint64_t budget)
+{
+	ActivePg__AggProgram msg = ACTIVE_PG__AGG_PROGRAM__INIT;
+	ActivePg__Expr *keys[1];
+	uint32_t	kinds[1] = {AP_TYPE_INT4};
+	ActivePg__AggSpec *specs[5];
+	char		err[256];
+	ApAgg	   *a = NULL;
+	int			rc;
+
+	keys[0] = var(1);
+	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
+	specs[1] = spec(AP_AGG_COUNT, AP_TYPE_INT8, var(2), positive(2));
+	specs[2] = spec(AP_AGG_SUM, AP_TYPE_NUMERIC, var(3), NULL);
+	specs[3] = spec(AP_AGG_MAX, AP_TYPE_INT8, var(2), NULL);
+	specs[4] = spec(AP_AGG_MAX, AP_TYPE_TEXT, var(4), NULL);
+	msg.n_group_keys = 1;
+	msg.group_keys = keys;
+	msg.n_key_kinds = 1;
+	msg.key_kinds = kinds;
+	msg.n_aggs = 5;
+	msg.aggs = specs;
+	msg.memory_bytes = budget;
+	rc = ap_agg_compile(&msg, &desc, false, budget, &a, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "compile: %s\n", err);
+	CHECK_EQ(rc, 0);
+	return a;
+}
+
+/* Feed ntuples tuples over ngroups keys; returns the tuples that fell back. */
+static int
+feed(ApAgg *a, int ntuples, int ngroups, int *fellback_big)
+{
+	int			fallbacks = 0;
+
+	for (int i = 0; i < ntuples; i++)
+	{
+		int32_t		key = i % ngroups;
+		int64_t		v8 = (i % 5 == 0) ? -i : i;
+		unsigned char num[16];
+		unsigned char text[16];
+		ApValue		values[NATTS];
+		ApAggResult r;
+		bool		big = (fellback_big != NULL && i == ntuples / 2);
+
+		values[0] = (ApValue) {(const unsigned char *) &key, 4, false};
+		values[1] = (ApValue) {(const unsigned char *) &v8, 8, i % 7 == 3};
+		if (big)
+			values[2] = (ApValue) {num, make_big_numeric(num), false};
+		else
+			values[2] = (ApValue) {num, make_numeric(i, num), false};
+		snprintf((char *) text + 1, sizeof(text) - 1, "t%05d", i % 977);
+		text[0] = (unsigned char) (((1 + strlen((char *) text + 1)) << 1) | 1);
+		values[3] = (ApValue) {text, 1 + (uint32_t) strlen((char *) text + 1), false};
+
+		r = ap_agg_add(a, values);
+		if (r == AP_AGG_FULL)
+		{
+			CHECK_EQ(ap_agg_flush(a, true, 8192, on_send, NULL), 0);
+			r = ap_agg_add(a, values);
+		}
+		if (r == AP_AGG_FALLBACK)
+		{
+			fallbacks++;
+			if (big)
+				(*fellback_big)++;
+		}
+	}
+	CHECK_EQ(ap_agg_flush(a, false, 8192, on_send, NULL), 0);
+	return fallbacks;
+}
+
+/* Expected totals, computed directly. */
+static void
+check_totals(int ntuples, int ngroups, int skip)
+{
+	for (int g = 0; g < ngroups; g++)
+	{
+		int64_t		cs = 0,
+					cf = 0,
+					sum = 0,
+					mx = INT64_MIN;
+		char		mt[64] = "";
+
+		for (int i = g; i < ntuples; i += ngroups)
+		{
+			int64_t		v8 = (i % 5 == 0) ? -i : i;
+			char		t[16];
+
+			if (i == skip)
+				continue;
+			cs++;
+			if (i % 7 != 3 && v8 > 0)
+				cf++;
+			sum += i;
+			if (i % 7 != 3 && v8 > mx)
+				mx = v8;
+			snprintf(t, sizeof(t), "t%05d", i % 977);
+			if (strcmp(t, mt) > 0)
+				strcpy(mt, t);
+		}
+		CHECK_EQ(totals[g].count_star, cs);
+		CHECK_EQ(totals[g].count_filtered, cf);
+		CHECK_EQ(totals[g].sum_int, sum);
+		CHECK_EQ(totals[g].max_int8, mx);
+		CHECK(strcmp(totals[g].max_text, mt) == 0);
+	}
+}
+
+int
+main(void)
+{
+	ApAgg	   *a;
+	int			big = 0;
+
+	/* a roomy table: one row per group, no flush */
+	memset(totals, 0, sizeof(totals));
+	frames = flush_frames = 0;
+	a = compile(64u << 20);
+	CHECK_EQ(feed(a, 20000, 100, NULL), 0);
+	check_totals(20000, 100, -1);
+	for (int g = 0; g < 100; g++)
+		CHECK_EQ(totals[g].nrows, 1);
+	CHECK_EQ(flush_frames, 0);
+	{
+		uint64_t	shipped,
+					flushes;
+
+		ap_agg_stats(a, &shipped, &flushes);
+		CHECK_EQ(shipped, 100);
+		CHECK_EQ(flushes, 0);
+	}
+	ap_agg_free(a);
+
+	/* the smallest budget: many flushes, same totals */
+	memset(totals, 0, sizeof(totals));
+	frames = flush_frames = 0;
+	a = compile(1);
+	CHECK_EQ(feed(a, 30000, 3000, NULL), 0);
+	check_totals(30000, 3000, -1);
+	CHECK(flush_frames > 5);
+	{
+		uint64_t	shipped,
+					flushes;
+
+		ap_agg_stats(a, &shipped, &flushes);
+		CHECK(flushes > 5);
+		CHECK(shipped > 3000);
+	}
+	ap_agg_free(a);
+
+	/* a sum beyond 128 bits: that tuple alone goes back, nothing half-applied */
+	memset(totals, 0, sizeof(totals));
+	a = compile(64u << 20);
+	{
+		/* two big values in one group overflow the second time */
+		unsigned char num[16];
+		int32_t		key = 7;
+		int64_t		v8 = 1;
+		unsigned char text[8] = {(unsigned char) ((3 << 1) | 1), 'z', 'z'};
+		ApValue		values[NATTS] = {
+			{(const unsigned char *) &key, 4, false},
+			{(const unsigned char *) &v8, 8, false},
+			{num, 0, false},
+			{text, 3, false},
+		};
+
+		values[2].len = make_big_numeric(num);
+		for (int i = 0; i < 20; i++)
+		{
+			ApAggResult r = ap_agg_add(a, values);
+
+			if (r == AP_AGG_FALLBACK)
+				big++;
+		}
+		/* 9e36 * 11 >= 10^38: the 12th and later go back */
+		CHECK_EQ(big, 9);
+		CHECK_EQ(ap_agg_flush(a, false, 8192, on_send, NULL), 0);
+		CHECK_EQ(totals[7].count_star, 11);
+		CHECK_EQ(totals[7].count_filtered, 11);
+		CHECK(strcmp(totals[7].max_text, "zz") == 0);
+	}
+	ap_agg_free(a);
+
+	return TEST_DONE();
+}

@@ -1,0 +1,1129 @@
+/*
+ * agg_exec.c
+ *	  Executor of ActiveAgg: every disk aggregates its stripe per group and
+ *	  ships partial groups; the host merges them with the fallback tuples
+ *	  and finalizes each aggregate exactly as PostgreSQL does.
+ *
+ * Rules of this file:
+ *   - BeginCustomScan contacts no disk (plain EXPLAIN works with the disks
+ *     down); the first ExecCustomScan consumes the whole input, then groups
+ *     are returned one per call in the scan slot, in the layout of
+ *     custom_scan_tlist (keys, then one FINAL value per Aggref); ExecScan
+ *     applies HAVING (plan.qual) and the projection.
+ *   - The host merge is a TupleHashTable keyed by the group keys with the
+ *     GROUP BY equality operators and their hash functions, so groups the
+ *     disks kept apart (1.5 and 1.50, 'a ' and 'a', partials of several
+ *     disks and of several memory flushes) become one, as in PostgreSQL.
+ *   - A fallback tuple (visibility the disk could not decide, a value it
+ *     could not compute exactly) is read through the buffer manager, checked
+ *     against the disk quals, and aggregated on the host from the same
+ *     expressions, as a one-row partial group.  Host mode (no pushdown
+ *     possible at execution: SERIALIZABLE, non-MVCC snapshot, recovery, no
+ *     disks) aggregates every tuple of a plain heap scan that way.
+ *   - Host-side expressions are compiled without a parent plan node: the
+ *     node's scan slot describes groups, not heap tuples, and a parent would
+ *     make the compiled Vars skip the deform step (see exec.c).
+ *   - Finalization calls PostgreSQL's own functions: numeric_add for sums,
+ *     numeric_div(sum, count) for avg of integers and numeric (exactly
+ *     int8_avg / numeric_avg), float4pl/float8pl (with their overflow
+ *     errors), the aggregate's sort operator for min/max.
+ *   - Per-execution memory (sockets, hash table) lives in exec_cxt: reset on
+ *     rescan, released with the query on ERROR.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type_d.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+
+#include "agg.h"
+#include "diskscan.h"
+
+/* Poll the disks (non-blocking) every this many host-aggregated tuples. */
+#define AP_AGG_POLL_EVERY			1024
+
+/* One AggSpec shipped to the disks and merged on the host. */
+typedef struct ApAggSpec
+{
+	ApAggFn		fn;
+	ApTypeKind	arg_kind;		/* what the disk accumulates */
+	Expr	   *arg;			/* NULL for count(*) */
+	Expr	   *filter;			/* NULL: every row */
+	bool		widen_float4;	/* avg(float4): sum float8 of the values */
+	ExprState  *arg_state;		/* host evaluation (fallback, host mode) */
+	ExprState  *filter_state;
+	Oid			arg_type;		/* PostgreSQL type of arg */
+	Oid			state_type;		/* PostgreSQL type of the state column */
+	int16		state_len;
+	bool		state_byval;
+	FmgrInfo	better;			/* min/max: sortop(new, current) */
+	Oid			collation;
+} ApAggSpec;
+
+/* One Aggref of custom_scan_tlist. */
+typedef struct ApAggOut
+{
+	ApAggFinal	final;
+	int			spec;			/* main state */
+	int			count_spec;		/* avg: the count of the same argument */
+} ApAggOut;
+
+/* Merged state of one spec in one group (NULL state: has_value false). */
+typedef struct ApGroupState
+{
+	Datum		value;
+	int64		count;
+	bool		has_value;
+} ApGroupState;
+
+typedef struct ApAggState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	int			nkeys;
+	int			naggs;
+	int			nspecs;
+	List	   *disk_quals;		/* over the final scanrelid */
+	List	   *keys;			/* key expressions (custom_scan_tlist) */
+	List	   *aggrefs;
+	ApAggSpec  *specs;
+	ApAggOut   *outs;
+	long		ngroups_est;
+
+	/* host evaluation */
+	ExprContext *host_econtext;
+	ExprState  *disk_qual_state;
+	ExprState **key_states;
+	TupleTableSlot *heap_slot;	/* fallback and host-mode tuples */
+	TupleTableSlot *key_slot;	/* probe slot of the hash table */
+	TupleTableSlot *entry_slot; /* reading a hash entry's keys */
+	TupleDesc	partial_desc;	/* keys + states, as the disks ship them */
+	Oid		   *eq_funcs;
+	FmgrInfo   *hash_funcs;
+	Oid		   *key_collations;
+	AttrNumber *key_cols;
+
+	/* per execution */
+	MemoryContext exec_cxt;		/* sockets, hash table */
+	MemoryContext tmp_cxt;		/* per row */
+	MemoryContext out_cxt;		/* finalized values of the current group */
+	bool		filled;
+	bool		plain_done;
+	TupleHashTable hashtable;
+	TupleHashIterator iter;
+	ApGroupState *plain;		/* nkeys == 0: the one group */
+	ApDiskScan	ds;
+
+	/* statistics for EXPLAIN ANALYZE, kept across rescans */
+	ActivePg__ScanStats *disk_stats;
+	bool	   *disk_stats_valid;
+	int			stats_ndisks;
+	ApHostStats host;
+	uint64		partial_frames;
+	uint64		partial_groups;	/* partial groups received */
+	uint64		host_tuples;	/* tuples aggregated on the host */
+	uint64		groups_out;
+} ApAggState;
+
+static void ap_agg_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ap_agg_exec(CustomScanState *node);
+static void ap_agg_end(CustomScanState *node);
+static void ap_agg_rescan(CustomScanState *node);
+static void ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static CustomExecMethods ap_agg_exec_methods = {
+	.CustomName = AP_AGG_NAME,
+	.BeginCustomScan = ap_agg_begin,
+	.ExecCustomScan = ap_agg_exec,
+	.EndCustomScan = ap_agg_end,
+	.ReScanCustomScan = ap_agg_rescan,
+	.ExplainCustomScan = ap_agg_explain,
+};
+
+/* CreateCustomScanState callback of ApAggPlanMethods. */
+Node *
+ApAggCreateScanState(CustomScan *cscan)
+{
+	ApAggState *s = (ApAggState *) newNode(sizeof(ApAggState), T_CustomScanState);
+
+	s->css.methods = &ap_agg_exec_methods;
+	s->css.flags = cscan->flags;
+	return (Node *) s;
+}
+
+/* ---------------- setup ---------------- */
+
+/* PostgreSQL type of a state column (AP_AGG_STATE_KIND). */
+static Oid
+ap_state_type(ApAggFn fn, ApTypeKind arg_kind, Oid arg_type)
+{
+	switch (fn)
+	{
+		case AP_AGG_COUNT_STAR:
+		case AP_AGG_COUNT:
+			return INT8OID;
+		case AP_AGG_SUM:
+			if (arg_kind == AP_TYPE_FLOAT4)
+				return FLOAT4OID;
+			if (arg_kind == AP_TYPE_FLOAT8)
+				return FLOAT8OID;
+			return NUMERICOID;
+		case AP_AGG_BOOL_AND:
+		case AP_AGG_BOOL_OR:
+			return BOOLOID;
+		case AP_AGG_MIN:
+		case AP_AGG_MAX:
+			return arg_type;
+	}
+	elog(ERROR, "unrecognized ActiveAgg aggregate %d", (int) fn);
+	return InvalidOid;			/* keep compiler quiet */
+}
+
+/* Index of the spec (fn, arg, filter), added if new. */
+static int
+ap_spec_index(ApAggState *s, int *cap, ApAggFn fn, const ApAggInfo *info,
+			  Oid inputcollid, Oid sortop)
+{
+	ApAggSpec  *sp;
+	ApTypeKind	arg_kind = (fn == AP_AGG_COUNT_STAR || fn == AP_AGG_COUNT) ?
+		ApTypeKindOf(info->arg ? exprType((Node *) info->arg) : InvalidOid) : info->arg_kind;
+
+	for (int i = 0; i < s->nspecs; i++)
+	{
+		sp = &s->specs[i];
+		if (sp->fn == fn && sp->arg_kind == arg_kind && sp->collation == inputcollid &&
+			equal(sp->arg, info->arg) && equal(sp->filter, info->filter))
+			return i;
+	}
+	if (s->nspecs == *cap)
+	{
+		*cap *= 2;
+		s->specs = repalloc(s->specs, sizeof(ApAggSpec) * *cap);
+	}
+	sp = &s->specs[s->nspecs];
+	memset(sp, 0, sizeof(*sp));
+	sp->fn = fn;
+	sp->arg_kind = arg_kind;
+	sp->arg = info->arg;
+	sp->filter = info->filter;
+	sp->widen_float4 = (fn == AP_AGG_SUM && info->widen_float4);
+	sp->arg_type = info->arg ? exprType((Node *) info->arg) : InvalidOid;
+	sp->state_type = ap_state_type(fn, arg_kind, sp->arg_type);
+	get_typlenbyval(sp->state_type, &sp->state_len, &sp->state_byval);
+	sp->collation = inputcollid;
+	if (fn == AP_AGG_MIN || fn == AP_AGG_MAX)
+		fmgr_info(get_opcode(sortop), &sp->better);
+	sp->arg_state = sp->arg ? ExecInitExpr(sp->arg, NULL) : NULL;
+	sp->filter_state = sp->filter ? ExecInitExpr(sp->filter, NULL) : NULL;
+	return s->nspecs++;
+}
+
+/* The aggregate's sort operator (min: <, max: >). */
+static Oid
+ap_agg_sortop(Oid aggfnoid)
+{
+	HeapTuple	tp = SearchSysCache1(AGGFNOID, ObjectIdGetDatum(aggfnoid));
+	Oid			sortop;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for aggregate %u", aggfnoid);
+	sortop = ((Form_pg_aggregate) GETSTRUCT(tp))->aggsortop;
+	ReleaseSysCache(tp);
+	if (!OidIsValid(sortop))
+		elog(ERROR, "aggregate %u has no sort operator", aggfnoid);
+	return sortop;
+}
+
+/* Map every Aggref onto specs and build the partial-row descriptor. */
+static void
+ap_agg_setup_specs(ApAggState *s)
+{
+	int			cap = Max(4, s->naggs * 2);
+	int			i = 0;
+	ListCell   *lc;
+
+	s->specs = palloc(sizeof(ApAggSpec) * cap);
+	s->outs = palloc0(sizeof(ApAggOut) * Max(s->naggs, 1));
+	foreach(lc, s->aggrefs)
+	{
+		Aggref	   *aggref = lfirst_node(Aggref, lc);
+		ApAggInfo	info;
+		ApAggOut   *out = &s->outs[i++];
+		Oid			sortop = InvalidOid;
+
+		if (!ApAggClassify(NULL, NULL, aggref, &info))
+			elog(ERROR, "aggregate %u is not supported by ActiveAgg", aggref->aggfnoid);
+		if (info.fn == AP_AGG_MIN || info.fn == AP_AGG_MAX)
+			sortop = ap_agg_sortop(aggref->aggfnoid);
+		out->final = info.final;
+		out->spec = ap_spec_index(s, &cap, info.fn, &info, aggref->inputcollid, sortop);
+		out->count_spec = -1;
+		if (info.final == AP_FINAL_AVG_NUMERIC || info.final == AP_FINAL_AVG_FLOAT)
+			out->count_spec = ap_spec_index(s, &cap, AP_AGG_COUNT, &info, InvalidOid, InvalidOid);
+	}
+
+	/* partial rows: the keys, then one state per spec */
+	s->partial_desc = CreateTemplateTupleDesc(s->nkeys + s->nspecs);
+	i = 0;
+	foreach(lc, s->keys)
+	{
+		Expr	   *key = (Expr *) lfirst(lc);
+
+		i++;
+		TupleDescInitEntry(s->partial_desc, i, NULL, exprType((Node *) key),
+						   exprTypmod((Node *) key), 0);
+	}
+	for (int j = 0; j < s->nspecs; j++)
+		TupleDescInitEntry(s->partial_desc, s->nkeys + j + 1, NULL,
+						   s->specs[j].state_type, -1, 0);
+}
+
+/* BeginCustomScan: expressions, descriptors and contexts; no disk contact. */
+static void
+ap_agg_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	ApAggState *s = (ApAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	Index		plan_relid;
+	List	   *eqops;
+	TupleDesc	key_desc;
+	ListCell   *lc;
+	int			i;
+
+	if (list_length(cscan->custom_private) != AP_AGG_PRIV_COUNT || rel == NULL)
+		elog(ERROR, "ActiveAgg plan is malformed");
+
+	plan_relid = intVal(list_nth(cscan->custom_private, AP_AGG_PRIV_RELID));
+	s->disk_quals = copyObject(list_nth(cscan->custom_private, AP_AGG_PRIV_DISK_QUALS));
+	/* setrefs skips custom_private: name the relation as the plan does now */
+	if (plan_relid != cscan->scan.scanrelid)
+		ChangeVarNodes((Node *) s->disk_quals, plan_relid, cscan->scan.scanrelid, 0);
+	fix_opfuncids((Node *) s->disk_quals);
+	s->nkeys = intVal(list_nth(cscan->custom_private, AP_AGG_PRIV_NKEYS));
+	eqops = list_nth(cscan->custom_private, AP_AGG_PRIV_EQOPS);
+	s->ngroups_est = Max(intVal(list_nth(cscan->custom_private, AP_AGG_PRIV_NGROUPS)), 16);
+
+	s->keys = NIL;
+	s->aggrefs = NIL;
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (foreach_current_index(lc) < s->nkeys)
+			s->keys = lappend(s->keys, tle->expr);
+		else
+			s->aggrefs = lappend(s->aggrefs, tle->expr);
+	}
+	s->naggs = list_length(s->aggrefs);
+	if (list_length(s->keys) != s->nkeys || list_length(eqops) != s->nkeys)
+		elog(ERROR, "ActiveAgg plan has inconsistent group keys");
+
+	s->host_econtext = CreateExprContext(estate);
+	s->disk_qual_state = ExecInitQual(s->disk_quals, NULL);
+	s->key_states = palloc(sizeof(ExprState *) * Max(s->nkeys, 1));
+	i = 0;
+	foreach(lc, s->keys)
+		s->key_states[i++] = ExecInitExpr((Expr *) lfirst(lc), NULL);
+	ap_agg_setup_specs(s);
+
+	/* the hash table's key columns */
+	key_desc = CreateTemplateTupleDesc(s->nkeys);
+	s->key_cols = palloc(sizeof(AttrNumber) * Max(s->nkeys, 1));
+	s->key_collations = palloc(sizeof(Oid) * Max(s->nkeys, 1));
+	i = 0;
+	foreach(lc, s->keys)
+	{
+		Node	   *key = (Node *) lfirst(lc);
+
+		TupleDescInitEntry(key_desc, i + 1, NULL, exprType(key), exprTypmod(key), 0);
+		s->key_cols[i] = i + 1;
+		s->key_collations[i] = exprCollation(key);
+		i++;
+	}
+	if (s->nkeys > 0)
+	{
+		Oid		   *ops = palloc(sizeof(Oid) * s->nkeys);
+
+		i = 0;
+		foreach(lc, eqops)
+			ops[i++] = lfirst_oid(lc);
+		execTuplesHashPrepare(s->nkeys, ops, &s->eq_funcs, &s->hash_funcs);
+	}
+	s->key_slot = ExecAllocTableSlot(&estate->es_tupleTable, key_desc, &TTSOpsMinimalTuple);
+	s->entry_slot = ExecAllocTableSlot(&estate->es_tupleTable, key_desc, &TTSOpsMinimalTuple);
+	s->heap_slot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+									  table_slot_callbacks(rel));
+
+	s->exec_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg agg",
+										ALLOCSET_DEFAULT_SIZES);
+	s->tmp_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg agg row",
+									   ALLOCSET_SMALL_SIZES);
+	s->out_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg agg output",
+									   ALLOCSET_SMALL_SIZES);
+	s->disk_stats = palloc0(sizeof(ActivePg__ScanStats) * AP_NDISKS_MAX);
+	s->disk_stats_valid = palloc0(sizeof(bool) * AP_NDISKS_MAX);
+	s->filled = false;
+}
+
+/* ---------------- merging ---------------- */
+
+/* datumCopy in a given context. */
+static Datum
+ap_datum_copy_in(Datum v, bool byval, int len, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Datum		r = datumCopy(v, byval, len);
+
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+/* Replace a by-reference state with a copy of v made in the group's memory. */
+static void
+ap_set_state(ApAggSpec *sp, ApGroupState *g, Datum v, MemoryContext cxt)
+{
+	Datum		old = g->value;
+	bool		had = g->has_value;
+
+	g->value = sp->state_byval ? v : ap_datum_copy_in(v, sp->state_byval, sp->state_len, cxt);
+	g->has_value = true;
+	if (had && !sp->state_byval)
+		pfree(DatumGetPointer(old));
+}
+
+/* An integer argument value as numeric (the sum's state type). */
+static Datum
+ap_int_to_numeric(Oid type, Datum v)
+{
+	int64		x;
+
+	switch (type)
+	{
+		case INT2OID:
+			x = DatumGetInt16(v);
+			break;
+		case INT4OID:
+			x = DatumGetInt32(v);
+			break;
+		default:
+			x = DatumGetInt64(v);
+			break;
+	}
+	return DirectFunctionCall1(int8_numeric, Int64GetDatum(x));
+}
+
+/*
+ * Merge one value into a group's state.  raw: v is an argument value (a
+ * host-evaluated row), otherwise a disk's partial state.  Runs in tmp_cxt;
+ * results that outlive the row are copied into cxt.
+ */
+static void
+ap_merge(ApAggSpec *sp, ApGroupState *g, Datum v, bool isnull, bool raw, MemoryContext cxt)
+{
+	switch (sp->fn)
+	{
+		case AP_AGG_COUNT_STAR:
+			if (raw)
+				g->count++;
+			else if (!isnull)
+				g->count += DatumGetInt64(v);
+			return;
+		case AP_AGG_COUNT:
+			if (isnull)
+				return;
+			g->count += raw ? 1 : DatumGetInt64(v);
+			return;
+		default:
+			break;
+	}
+	/* a NULL argument is skipped; a NULL state means "no rows" */
+	if (isnull)
+		return;
+
+	switch (sp->fn)
+	{
+		case AP_AGG_SUM:
+			if (sp->state_type == NUMERICOID)
+			{
+				if (raw && sp->arg_type != NUMERICOID)
+					v = ap_int_to_numeric(sp->arg_type, v);
+				if (g->has_value)
+					v = DirectFunctionCall2(numeric_add, g->value, v);
+			}
+			else if (sp->state_type == FLOAT8OID)
+			{
+				if (raw && sp->widen_float4)
+					v = Float8GetDatum((float8) DatumGetFloat4(v));
+				if (g->has_value)
+					v = DirectFunctionCall2(float8pl, g->value, v);
+			}
+			else
+			{
+				if (g->has_value)
+					v = DirectFunctionCall2(float4pl, g->value, v);
+			}
+			ap_set_state(sp, g, v, cxt);
+			break;
+		case AP_AGG_MIN:
+		case AP_AGG_MAX:
+			if (!g->has_value ||
+				DatumGetBool(FunctionCall2Coll(&sp->better, sp->collation, v, g->value)))
+				ap_set_state(sp, g, v, cxt);
+			break;
+		case AP_AGG_BOOL_AND:
+			ap_set_state(sp, g, BoolGetDatum(g->has_value ?
+											 (DatumGetBool(g->value) && DatumGetBool(v)) :
+											 DatumGetBool(v)), cxt);
+			break;
+		case AP_AGG_BOOL_OR:
+			ap_set_state(sp, g, BoolGetDatum(g->has_value ?
+											 (DatumGetBool(g->value) || DatumGetBool(v)) :
+											 DatumGetBool(v)), cxt);
+			break;
+		default:
+			elog(ERROR, "unrecognized ActiveAgg aggregate %d", (int) sp->fn);
+	}
+}
+
+/* The group of the keys in key_slot (stored), created if new. */
+static ApGroupState *
+ap_lookup_group(ApAggState *s)
+{
+	TupleHashEntry entry;
+	bool		isnew;
+
+	if (s->nkeys == 0)
+		return s->plain;
+	entry = LookupTupleHashEntry(s->hashtable, s->key_slot, &isnew, NULL);
+	if (isnew)
+		entry->additional = MemoryContextAllocZero(s->hashtable->tablecxt,
+												   sizeof(ApGroupState) * s->nspecs);
+	return (ApGroupState *) entry->additional;
+}
+
+/*
+ * Aggregate the heap tuple in heap_slot on the host, if it passes the disk
+ * quals: keys and arguments from the same expressions the disks evaluate.
+ */
+static void
+ap_host_tuple(ApAggState *s)
+{
+	ExprContext *econtext = s->host_econtext;
+	MemoryContext oldcxt;
+	ApGroupState *groups;
+
+	ResetExprContext(econtext);
+	MemoryContextReset(s->tmp_cxt);
+	econtext->ecxt_scantuple = s->heap_slot;
+	if (s->disk_qual_state != NULL && !ExecQual(s->disk_qual_state, econtext))
+		return;
+	s->host_tuples++;
+
+	oldcxt = MemoryContextSwitchTo(s->tmp_cxt);
+	ExecClearTuple(s->key_slot);
+	for (int i = 0; i < s->nkeys; i++)
+		s->key_slot->tts_values[i] = ExecEvalExpr(s->key_states[i], econtext,
+												  &s->key_slot->tts_isnull[i]);
+	ExecStoreVirtualTuple(s->key_slot);
+	groups = ap_lookup_group(s);
+
+	for (int j = 0; j < s->nspecs; j++)
+	{
+		ApAggSpec  *sp = &s->specs[j];
+		Datum		v = (Datum) 0;
+		bool		isnull = false;
+
+		if (sp->filter_state != NULL)
+		{
+			Datum		pass = ExecEvalExpr(sp->filter_state, econtext, &isnull);
+
+			if (isnull || !DatumGetBool(pass))
+				continue;
+		}
+		if (sp->arg_state != NULL)
+			v = ExecEvalExpr(sp->arg_state, econtext, &isnull);
+		ap_merge(sp, &groups[j], v, isnull, true, s->exec_cxt);
+	}
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Decode one partial row at *off into values/isnull; advances *off. */
+static void
+ap_decode_partial(ApAggState *s, ApDiskConn *conn, const char *buf, size_t len,
+				  size_t *off, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = s->partial_desc;
+	ApRowHeader hdr;
+	const char *row;
+	const char *data;
+	const bits8 *bitmap = NULL;
+	size_t		dataoff;
+	size_t		datalen;
+	size_t		pos = 0;
+
+	if (*off + AP_ROW_HEADER_BYTES > len)
+		ApProtocolError(conn, "A partial group starts beyond its frame.");
+	row = buf + *off;
+	memcpy(&hdr, row, sizeof(hdr));
+	if (hdr.natts != desc->natts || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
+		ApProtocolError(conn, psprintf("A partial group has %u values and flags 0x%x; %d were requested.",
+									   hdr.natts, hdr.flags, desc->natts));
+	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
+	if (hdr.row_bytes < dataoff || *off + hdr.row_bytes > len)
+		ApProtocolError(conn, "A partial group runs beyond its frame.");
+	if (hdr.flags & AP_ROW_HASNULLS)
+		bitmap = (const bits8 *) (row + AP_ROW_HEADER_BYTES);
+	data = row + dataoff;
+	datalen = hdr.row_bytes - dataoff;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const char *p;
+
+		isnull[i] = true;
+		values[i] = (Datum) 0;
+		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
+			continue;
+		/* heap_fill_tuple's placement rules */
+		if (att->attlen == -1)
+		{
+			if (pos >= datalen)
+				goto bad;
+			pos = att_align_pointer(pos, att->attalign, -1, data + pos);
+		}
+		else
+			pos = att_align_nominal(pos, att->attalign);
+		if (pos >= datalen)
+			goto bad;
+		p = data + pos;
+		if (att->attlen > 0)
+		{
+			if (pos + att->attlen > datalen)
+				goto bad;
+		}
+		else
+		{
+			if (!VARATT_IS_1B(p) && pos + VARHDRSZ > datalen)
+				goto bad;
+			if (VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p) ||
+				pos + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
+				goto bad;
+		}
+		values[i] = fetchatt(att, p);
+		isnull[i] = false;
+		pos = att_addlength_pointer(pos, att->attlen, p);
+	}
+	if (pos != datalen)
+		goto bad;
+	*off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	return;
+
+bad:
+	ApProtocolError(conn, "A partial group does not match the keys' and states' layout.");
+}
+
+/* Data frame callback: merge an AggPartial frame at once. */
+static bool
+ap_agg_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
+{
+	ApAggState *s = (ApAggState *) arg;
+	ActivePg__AggPartial *ap;
+	const char *buf;
+	char	   *copy = NULL;
+	size_t		off = 0;
+	Datum	   *values;
+	bool	   *isnull;
+	int			natts = s->partial_desc->natts;
+
+	if (f->msg_case != ACTIVE_PG__FRAME__MSG_AGG_PARTIAL)
+		ApProtocolError(conn, "A disk sent rows to an aggregating scan.");
+	ap = f->agg_partial;
+	if (ap->ngroups == 0)
+		return false;
+	if (ap->groups.len < (size_t) ap->ngroups * AP_ROW_HEADER_BYTES)
+		ApProtocolError(conn, psprintf("A partial aggregate claims %u groups in %zu bytes.",
+									   ap->ngroups, ap->groups.len));
+	s->partial_frames++;
+	s->host.batches++;
+	s->host.bytes_received += ap->groups.len;
+
+	/* values point into the rows: they need MAXALIGN'd memory */
+	buf = (const char *) ap->groups.data;
+	if (((uintptr_t) buf) % MAXIMUM_ALIGNOF != 0)
+	{
+		copy = MemoryContextAlloc(s->tmp_cxt, ap->groups.len);
+		memcpy(copy, buf, ap->groups.len);
+		buf = copy;
+	}
+	values = palloc(sizeof(Datum) * natts);
+	isnull = palloc(sizeof(bool) * natts);
+	for (uint32 r = 0; r < ap->ngroups; r++)
+	{
+		MemoryContext oldcxt;
+		ApGroupState *groups;
+
+		ap_decode_partial(s, conn, buf, ap->groups.len, &off, values, isnull);
+		oldcxt = MemoryContextSwitchTo(s->tmp_cxt);
+		ExecClearTuple(s->key_slot);
+		memcpy(s->key_slot->tts_values, values, sizeof(Datum) * s->nkeys);
+		memcpy(s->key_slot->tts_isnull, isnull, sizeof(bool) * s->nkeys);
+		ExecStoreVirtualTuple(s->key_slot);
+		groups = ap_lookup_group(s);
+		for (int j = 0; j < s->nspecs; j++)
+			ap_merge(&s->specs[j], &groups[j], values[s->nkeys + j],
+					 isnull[s->nkeys + j], false, s->exec_cxt);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	/* the last row's alignment padding is not sent */
+	if (off < ap->groups.len)
+		ApProtocolError(conn, psprintf("A partial aggregate of %u groups has %zu trailing bytes.",
+									   ap->ngroups, ap->groups.len - off));
+	s->partial_groups += ap->ngroups;
+	s->host.rows_from_disks += ap->ngroups;
+	pfree(values);
+	pfree(isnull);
+	if (copy != NULL)
+		pfree(copy);
+	return false;
+}
+
+/* ---------------- the disk program ---------------- */
+
+/* One expression encoded for the disk (Params evaluated now). */
+static ActivePg__Expr *
+ap_encode_one(ApAggState *s, Expr *expr)
+{
+	size_t		n;
+
+	return ApEncodeValues(list_make1(expr), &s->css.ss.ps, s->css.ss.ps.ps_ExprContext, &n)[0];
+}
+
+/* The Program: disk quals, no projection, the aggregation. */
+static ActivePg__Program *
+ap_agg_program(ApAggState *s)
+{
+	ActivePg__Program *prog = palloc(sizeof(ActivePg__Program));
+	ActivePg__AggProgram *agg = palloc(sizeof(ActivePg__AggProgram));
+	ListCell   *lc;
+	int			i = 0;
+
+	active_pg__program__init(prog);
+	active_pg__agg_program__init(agg);
+	ResetExprContext(s->css.ss.ps.ps_ExprContext);
+	prog->filter = ApEncodeQuals(s->disk_quals, &s->css.ss.ps, s->css.ss.ps.ps_ExprContext);
+	prog->n_project = 0;
+	prog->agg = agg;
+
+	agg->n_group_keys = s->nkeys;
+	agg->n_key_kinds = s->nkeys;
+	agg->group_keys = palloc(sizeof(ActivePg__Expr *) * Max(s->nkeys, 1));
+	agg->key_kinds = palloc(sizeof(uint32) * Max(s->nkeys, 1));
+	foreach(lc, s->keys)
+	{
+		Expr	   *key = (Expr *) lfirst(lc);
+
+		agg->group_keys[i] = ap_encode_one(s, key);
+		agg->key_kinds[i] = ApTypeKindOf(exprType((Node *) key));
+		i++;
+	}
+	agg->n_aggs = s->nspecs;
+	agg->aggs = palloc(sizeof(ActivePg__AggSpec *) * Max(s->nspecs, 1));
+	for (int j = 0; j < s->nspecs; j++)
+	{
+		ApAggSpec  *sp = &s->specs[j];
+		ActivePg__AggSpec *m = palloc(sizeof(ActivePg__AggSpec));
+
+		active_pg__agg_spec__init(m);
+		m->fn = sp->fn;
+		m->arg_kind = sp->arg_kind;
+		m->arg = sp->arg ? ap_encode_one(s, sp->arg) : NULL;
+		m->filter = sp->filter ? ap_encode_one(s, sp->filter) : NULL;
+		agg->aggs[j] = m;
+	}
+	agg->memory_bytes = (uint64) active_pg_disk_agg_mem * 1024;
+	return prog;
+}
+
+/* ---------------- execution ---------------- */
+
+/* Aggregate the whole input: on the disks, or on the host (host mode). */
+static void
+ap_agg_fill(ApAggState *s)
+{
+	ScanState  *ss = &s->css.ss;
+	Snapshot	snapshot = ss->ps.state->es_snapshot;
+	MemoryContext oldcxt = MemoryContextSwitchTo(s->exec_cxt);
+
+	if (s->nkeys > 0)
+		s->hashtable = BuildTupleHashTableExt(&ss->ps, s->key_slot->tts_tupleDescriptor,
+											  s->nkeys, s->key_cols, s->eq_funcs,
+											  s->hash_funcs, s->key_collations,
+											  s->ngroups_est,
+											  sizeof(ApGroupState) * s->nspecs,
+											  s->exec_cxt, s->exec_cxt, s->tmp_cxt, false);
+	else
+		s->plain = palloc0(sizeof(ApGroupState) * Max(s->nspecs, 1));
+
+	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
+				   ap_agg_on_frame, s, s->disk_stats, s->disk_stats_valid,
+				   &s->stats_ndisks, &s->host);
+	if (!ApDiskScanPossible(snapshot) ||
+		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))
+	{
+		TableScanDesc scan = table_beginscan(ss->ss_currentRelation, snapshot, 0, NULL);
+
+		s->host.host_mode_scans++;
+		while (table_scan_getnextslot(scan, ForwardScanDirection, s->heap_slot))
+		{
+			CHECK_FOR_INTERRUPTS();
+			s->host.host_mode_tuples++;
+			ap_host_tuple(s);
+		}
+		table_endscan(scan);
+		ExecClearTuple(s->heap_slot);
+	}
+	else
+	{
+		uint64		since_poll = 0;
+
+		for (;;)
+		{
+			if (ApDiskScanNextFallback(&s->ds, s->heap_slot))
+			{
+				ap_host_tuple(s);
+				/* keep answering the disks' xid questions meanwhile */
+				if (++since_poll % AP_AGG_POLL_EVERY == 0)
+					ApDiskScanPoll(&s->ds, false);
+				continue;
+			}
+			if (ApDiskScanDisksDone(&s->ds))
+				break;
+			ApDiskScanPoll(&s->ds, true);
+		}
+		ExecClearTuple(s->heap_slot);
+		if (s->ds.conns != NULL)
+			ApCloseAll(s->ds.conns);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(s->tmp_cxt);
+
+	s->filled = true;
+	s->plain_done = false;
+	if (s->hashtable != NULL)
+		InitTupleHashIterator(s->hashtable, &s->iter);
+}
+
+/* Final value of one Aggref from its group's states. */
+static Datum
+ap_finalize(ApAggState *s, ApAggOut *out, ApGroupState *groups, bool *isnull)
+{
+	ApGroupState *g = &groups[out->spec];
+	int64		n;
+
+	*isnull = false;
+	switch (out->final)
+	{
+		case AP_FINAL_COUNT:
+			return Int64GetDatum(g->count);
+		case AP_FINAL_SUM_INT8:
+			if (!g->has_value)
+				break;
+			return DirectFunctionCall1(numeric_int8, g->value);
+		case AP_FINAL_SUM_NUMERIC:
+		case AP_FINAL_SUM_FLOAT:
+		case AP_FINAL_STATE:
+			if (!g->has_value)
+				break;
+			return g->value;
+		case AP_FINAL_AVG_NUMERIC:
+			n = groups[out->count_spec].count;
+			if (n == 0 || !g->has_value)
+				break;
+			return DirectFunctionCall2(numeric_div, g->value,
+									   DirectFunctionCall1(int8_numeric, Int64GetDatum(n)));
+		case AP_FINAL_AVG_FLOAT:
+			n = groups[out->count_spec].count;
+			if (n == 0 || !g->has_value)
+				break;
+			return Float8GetDatum(DatumGetFloat8(g->value) / (float8) n);
+	}
+	*isnull = true;
+	return (Datum) 0;
+}
+
+/* Store one group (keys from keyslot or none, finalized aggregates) in the scan slot. */
+static TupleTableSlot *
+ap_emit(ApAggState *s, TupleTableSlot *keyslot, ApGroupState *groups)
+{
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	MemoryContext oldcxt;
+
+	ExecClearTuple(slot);
+	MemoryContextReset(s->out_cxt);
+	if (keyslot != NULL)
+	{
+		slot_getallattrs(keyslot);
+		memcpy(slot->tts_values, keyslot->tts_values, sizeof(Datum) * s->nkeys);
+		memcpy(slot->tts_isnull, keyslot->tts_isnull, sizeof(bool) * s->nkeys);
+	}
+	oldcxt = MemoryContextSwitchTo(s->out_cxt);
+	for (int i = 0; i < s->naggs; i++)
+		slot->tts_values[s->nkeys + i] = ap_finalize(s, &s->outs[i], groups,
+													 &slot->tts_isnull[s->nkeys + i]);
+	MemoryContextSwitchTo(oldcxt);
+	s->groups_out++;
+	return ExecStoreVirtualTuple(slot);
+}
+
+/* ExecScan access method: the next group. */
+static TupleTableSlot *
+ap_agg_next(ScanState *ss)
+{
+	ApAggState *s = (ApAggState *) ss;
+	TupleHashEntry entry;
+
+	if (!s->filled)
+		ap_agg_fill(s);
+
+	if (s->nkeys == 0)
+	{
+		/* a plain aggregate returns one row, even on empty input */
+		if (s->plain_done)
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		s->plain_done = true;
+		return ap_emit(s, NULL, s->plain);
+	}
+	entry = ScanTupleHashTable(s->hashtable, &s->iter);
+	if (entry == NULL)
+		return ExecClearTuple(ss->ss_ScanTupleSlot);
+	ExecStoreMinimalTuple(entry->firstTuple, s->entry_slot, false);
+	return ap_emit(s, s->entry_slot, (ApGroupState *) entry->additional);
+}
+
+/* EvalPlanQual never substitutes a group: the relation is not a target. */
+static bool
+ap_agg_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("ActiveAgg cannot recheck a row for EvalPlanQual")));
+	return false;				/* keep compiler quiet */
+}
+
+/* ExecCustomScan: ExecScan applies HAVING and the projection. */
+static TupleTableSlot *
+ap_agg_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ap_agg_next, ap_agg_recheck);
+}
+
+/* Forget the current execution (closes the sockets with exec_cxt). */
+static void
+ap_agg_reset(ApAggState *s)
+{
+	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
+	ExecClearTuple(s->heap_slot);
+	ExecClearTuple(s->key_slot);
+	ExecClearTuple(s->entry_slot);
+	MemoryContextReset(s->exec_cxt);
+	MemoryContextReset(s->tmp_cxt);
+	MemoryContextReset(s->out_cxt);
+	s->hashtable = NULL;
+	s->plain = NULL;
+	s->filled = false;
+	memset(&s->ds, 0, sizeof(s->ds));
+}
+
+/* ReScanCustomScan: the next Exec aggregates again (Params may differ). */
+static void
+ap_agg_rescan(CustomScanState *node)
+{
+	ap_agg_reset((ApAggState *) node);
+	ExecScanReScan(&node->ss);
+}
+
+/* EndCustomScan. */
+static void
+ap_agg_end(CustomScanState *node)
+{
+	ApAggState *s = (ApAggState *) node;
+
+	ap_agg_reset(s);
+	MemoryContextDelete(s->exec_cxt);
+	MemoryContextDelete(s->tmp_cxt);
+	MemoryContextDelete(s->out_cxt);
+	s->exec_cxt = s->tmp_cxt = s->out_cxt = NULL;
+}
+
+/* ---------------- EXPLAIN ---------------- */
+
+/* Deparse a list of expressions, comma-separated, in the plan's context. */
+static List *
+ap_deparse_list(ApAggState *s, List *exprs, List *ancestors, ExplainState *es)
+{
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan,
+												   ancestors);
+	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+		out = lappend(out, deparse_expression(lfirst(lc), context, useprefix, false));
+	return out;
+}
+
+/* Start a text-format line at the current indentation. */
+static void
+ap_agg_text_line(ExplainState *es, const char *label)
+{
+	appendStringInfoSpaces(es->str, es->indent * 2);
+	appendStringInfo(es->str, "%s: ", label);
+}
+
+/* Counters of the disks and the host (ANALYZE). */
+static void
+ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
+{
+	ActivePg__ScanStats t;
+	ApHostStats *h = &s->host;
+	double		reduction;
+
+	ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, &t);
+	reduction = t.bytes_shipped > 0 ? (double) t.bytes_read / (double) t.bytes_shipped : 0.0;
+
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainPropertyUInteger("Pushdown Executions", NULL, h->pushdown_scans, es);
+		ExplainPropertyUInteger("Host Mode Executions", NULL, h->host_mode_scans, es);
+		ExplainPropertyUInteger("Disk Pages Read", NULL, t.pages_read, es);
+		ExplainPropertyUInteger("Disk Tuples Seen", NULL, t.tuples_seen, es);
+		ExplainPropertyUInteger("Disk Tuples Visible", NULL, t.tuples_visible, es);
+		ExplainPropertyUInteger("Disk Tuples Aggregated", NULL, t.tuples_passed, es);
+		ExplainPropertyUInteger("Disk Groups Shipped", NULL, t.groups_shipped, es);
+		ExplainPropertyUInteger("Disk Memory Flushes", NULL, t.agg_flushes, es);
+		ExplainPropertyUInteger("Host Groups Merged", NULL, s->partial_groups, es);
+		ExplainPropertyUInteger("Host Tuples Aggregated", NULL, s->host_tuples, es);
+		ExplainPropertyUInteger("Fallback Tuples", NULL, h->fallback_tids, es);
+		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
+		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
+		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
+		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
+		ExplainPropertyFloat("Interconnect Reduction", NULL, reduction, 1, es);
+		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
+		if (es->verbose)
+		{
+			ExplainOpenGroup("Per Disk", "Per Disk", false, es);
+			for (int i = 0; i < s->stats_ndisks; i++)
+			{
+				if (!s->disk_stats_valid[i])
+					continue;
+				ExplainOpenGroup("Disk", NULL, true, es);
+				ExplainPropertyInteger("Disk", NULL, i, es);
+				ExplainPropertyUInteger("Groups Shipped", NULL, s->disk_stats[i].groups_shipped, es);
+				ExplainPropertyUInteger("Memory Flushes", NULL, s->disk_stats[i].agg_flushes, es);
+				ExplainPropertyUInteger("Bytes Shipped", "bytes", s->disk_stats[i].bytes_shipped, es);
+				ExplainPropertyUInteger("Bytes Read", "bytes", s->disk_stats[i].bytes_read, es);
+				ExplainCloseGroup("Disk", NULL, true, es);
+			}
+			ExplainCloseGroup("Per Disk", "Per Disk", false, es);
+		}
+		return;
+	}
+
+	if (h->pushdown_scans > 0)
+	{
+		ap_agg_text_line(es, "Disk Tuples");
+		appendStringInfo(es->str, "seen " UINT64_FORMAT ", visible " UINT64_FORMAT
+						 ", aggregated " UINT64_FORMAT "\n",
+						 t.tuples_seen, t.tuples_visible, t.tuples_passed);
+		ap_agg_text_line(es, "Disk Groups");
+		appendStringInfo(es->str, "shipped " UINT64_FORMAT " (", t.groups_shipped);
+		for (int i = 0; i < s->stats_ndisks; i++)
+			appendStringInfo(es->str, "%s" UINT64_FORMAT, i > 0 ? ", " : "",
+							 s->disk_stats_valid[i] ? s->disk_stats[i].groups_shipped : 0);
+		appendStringInfo(es->str, " per disk), memory flushes " UINT64_FORMAT "\n",
+						 t.agg_flushes);
+		ap_agg_text_line(es, "Fallback");
+		appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
+						 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
+						 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
+						 h->fallback_blocks);
+		ap_agg_text_line(es, "Interconnect");
+		appendStringInfo(es->str, "%s shipped of %s read",
+						 ApFormatBytes((double) t.bytes_shipped),
+						 ApFormatBytes((double) t.bytes_read));
+		if (reduction > 0)
+			appendStringInfo(es->str, " (reduction %.1fx)", reduction);
+		appendStringInfoChar(es->str, '\n');
+		ap_agg_text_line(es, "Disk Time");
+		appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
+						 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
+	}
+	if (h->host_mode_scans > 0)
+	{
+		ap_agg_text_line(es, "Host Mode");
+		appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
+						 " executions, " UINT64_FORMAT " tuples\n",
+						 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
+						 h->host_mode_tuples);
+	}
+}
+
+/* ExplainCustomScan callback of ActiveAgg. */
+static void
+ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ApAggState *s = (ApAggState *) node;
+	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
+
+	if (s->disk_quals != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt,
+													   s->css.ss.ps.plan, ancestors);
+		bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+
+		ExplainPropertyText("Disk Filter",
+							deparse_expression((Node *) make_ands_explicit(s->disk_quals),
+											   context, useprefix, false),
+							es);
+	}
+	if (s->keys != NIL)
+		ExplainPropertyList("Disk Group Key", ap_deparse_list(s, s->keys, ancestors, es), es);
+	if (s->aggrefs != NIL)
+		ExplainPropertyList("Disk Aggregate", ap_deparse_list(s, s->aggrefs, ancestors, es), es);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ap_agg_text_line(es, "Disks");
+		appendStringInfo(es->str, "%d  Memory: %d kB per disk\n", ndisks,
+						 active_pg_disk_agg_mem);
+	}
+	else
+	{
+		ExplainPropertyInteger("Disks", NULL, ndisks, es);
+		ExplainPropertyInteger("Disk Aggregate Memory", "kB", active_pg_disk_agg_mem, es);
+	}
+	if (es->analyze && (s->host.pushdown_scans > 0 || s->host.host_mode_scans > 0))
+		ap_agg_explain_analyze(s, es);
+}

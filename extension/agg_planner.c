@@ -1,0 +1,539 @@
+/*
+ * agg_planner.c
+ *	  create_upper_paths_hook: the ActiveAgg path, its cost, its plan.
+ *
+ * When ActiveAgg is offered (on UPPERREL_GROUP_AGG, after PostgreSQL's own
+ * paths; modelled on postgres_fdw's foreign_grouping_ok):
+ *	- the input is one plain base relation for which the planner offered an
+ *	  ActiveScan path (so every eligibility rule of planner.c holds) and all
+ *	  of whose restriction clauses run on the disks (a host qual must filter
+ *	  before aggregating, which the disks cannot wait for);
+ *	- no grouping sets, no set-returning functions, no SubPlans in the
+ *	  grouped target or HAVING, no partitionwise aggregation;
+ *	- every GROUP BY expression is one the disk evaluates exactly and is
+ *	  hashable; every Var the target or HAVING uses outside an aggregate is a
+ *	  GROUP BY expression;
+ *	- every aggregate is in the supported set (ApAggMap) with no DISTINCT,
+ *	  ORDER BY or ordered-set/hypothetical semantics, and its argument and
+ *	  FILTER are disk-evaluable.
+ * Otherwise nothing is added and PostgreSQL's Agg runs over ActiveScan.
+ *
+ * Cost: the ActiveScan model of planner.c (startup, disk reads and disk CPU
+ * divided among the disks) plus the disks' aggregation work, plus the host's
+ * merge of one partial group per disk and group.  Rows are read from the
+ * disks only once every disk is done, so startup cost = total cost.
+ * active_pg.force_pushdown makes ActiveAgg the only path of the grouped rel.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_aggregate_d.h"
+#include "catalog/pg_type_d.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+
+#include "agg.h"
+#include "exec.h"
+#include "shippable.h"
+
+/* Smallest disk CPU ratio the cost model divides by (as planner.c). */
+#define AP_AGG_CPU_RATIO_MIN		0.001
+#define AP_AGG_STARTUP_COST			100.0
+#define AP_AGG_STARTUP_PER_DISK		25.0
+
+/* Path private list (CustomPath.custom_private). */
+typedef enum ApAggPathIndex
+{
+	AP_AGG_PATH_KEYS = 0,		/* List of group key Exprs */
+	AP_AGG_PATH_AGGREFS,		/* List of Aggrefs */
+	AP_AGG_PATH_HAVING,			/* List: HAVING, implicitly ANDed */
+	AP_AGG_PATH_DISK_QUALS,		/* List of Expr */
+	AP_AGG_PATH_EQOPS,			/* OidList */
+	AP_AGG_PATH_NGROUPS,		/* Integer */
+	AP_AGG_PATH_RELID,			/* Integer: the input relation */
+	AP_AGG_PATH_COUNT
+} ApAggPathIndex;
+
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+int			active_pg_disk_agg_mem = AP_DISK_AGG_MEM_DEFAULT;
+bool		active_pg_enable_agg = false;
+
+static Plan *ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							  CustomPath *best_path, List *tlist,
+							  List *clauses, List *custom_plans);
+
+static const CustomPathMethods ap_agg_path_methods = {
+	.CustomName = AP_AGG_NAME,
+	.PlanCustomPath = ap_agg_plan_path,
+};
+
+CustomScanMethods ApAggPlanMethods = {
+	.CustomName = AP_AGG_NAME,
+	.CreateCustomScanState = ApAggCreateScanState,
+};
+
+/* ---------------- what the disk evaluates ---------------- */
+
+/* Can the disk compute this value exactly (the expression language's walker)? */
+bool
+ApAggValueShippable(PlannerInfo *root, RelOptInfo *rel, Expr *expr, ApTypeKind *kind)
+{
+	return ApIsShippableValue(rel->relid, expr, kind);
+}
+
+/*
+ * Map an Aggref's function onto the disk's aggregate states (see ApAggFn),
+ * without looking at shippability.  False if the function or its argument
+ * type is not supported.
+ */
+static bool
+ap_agg_map(Aggref *aggref, ApAggInfo *info)
+{
+	Oid			argtype = InvalidOid;
+	ApTypeKind	k = AP_TYPE_OTHER;
+	bool		is_int;
+	bool		is_float;
+
+	memset(info, 0, sizeof(*info));
+	if (aggref->args != NIL)
+	{
+		if (list_length(aggref->args) != 1)
+			return false;
+		info->arg = linitial_node(TargetEntry, aggref->args)->expr;
+		argtype = exprType((Node *) info->arg);
+		k = ApTypeKindOf(argtype);
+	}
+	info->filter = aggref->aggfilter;
+	info->arg_kind = k;
+	is_int = (k == AP_TYPE_INT2 || k == AP_TYPE_INT4 || k == AP_TYPE_INT8);
+	is_float = (k == AP_TYPE_FLOAT4 || k == AP_TYPE_FLOAT8);
+
+	switch (aggref->aggfnoid)
+	{
+		case F_COUNT_:
+			info->fn = AP_AGG_COUNT_STAR;
+			info->final = AP_FINAL_COUNT;
+			info->arg_kind = AP_TYPE_OTHER;
+			return aggref->args == NIL;
+		case F_COUNT_ANY:
+			info->fn = AP_AGG_COUNT;
+			info->final = AP_FINAL_COUNT;
+			return k != AP_TYPE_OTHER;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			info->fn = AP_AGG_SUM;
+			info->final = AP_FINAL_SUM_INT8;
+			return is_int;
+		case F_SUM_INT8:
+		case F_SUM_NUMERIC:
+			info->fn = AP_AGG_SUM;
+			info->final = AP_FINAL_SUM_NUMERIC;
+			return is_int || k == AP_TYPE_NUMERIC;
+		case F_SUM_FLOAT4:
+		case F_SUM_FLOAT8:
+			info->fn = AP_AGG_SUM;
+			info->final = AP_FINAL_SUM_FLOAT;
+			return is_float;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+		case F_AVG_INT8:
+		case F_AVG_NUMERIC:
+			info->fn = AP_AGG_SUM;
+			info->final = AP_FINAL_AVG_NUMERIC;
+			return is_int || k == AP_TYPE_NUMERIC;
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+			/* float4_accum sums in double: so does the disk */
+			info->fn = AP_AGG_SUM;
+			info->final = AP_FINAL_AVG_FLOAT;
+			info->widen_float4 = (k == AP_TYPE_FLOAT4);
+			info->arg_kind = AP_TYPE_FLOAT8;
+			return is_float;
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_FLOAT4:
+		case F_MIN_FLOAT8:
+		case F_MIN_NUMERIC:
+		case F_MIN_DATE:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_TEXT:
+		case F_MIN_BPCHAR:
+			info->fn = AP_AGG_MIN;
+			info->final = AP_FINAL_STATE;
+			return k != AP_TYPE_OTHER && k != AP_TYPE_BOOL;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_FLOAT4:
+		case F_MAX_FLOAT8:
+		case F_MAX_NUMERIC:
+		case F_MAX_DATE:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_TEXT:
+		case F_MAX_BPCHAR:
+			info->fn = AP_AGG_MAX;
+			info->final = AP_FINAL_STATE;
+			return k != AP_TYPE_OTHER && k != AP_TYPE_BOOL;
+		case F_BOOL_AND:
+		case F_EVERY:
+			info->fn = AP_AGG_BOOL_AND;
+			info->final = AP_FINAL_STATE;
+			return k == AP_TYPE_BOOL;
+		case F_BOOL_OR:
+			info->fn = AP_AGG_BOOL_OR;
+			info->final = AP_FINAL_STATE;
+			return k == AP_TYPE_BOOL;
+		default:
+			return false;
+	}
+}
+
+/* Executor side: the mapping of an Aggref the planner accepted. */
+bool
+ApAggClassify(PlannerInfo *root, RelOptInfo *rel, Aggref *aggref, ApAggInfo *info)
+{
+	ApTypeKind	k;
+
+	if (!ap_agg_map(aggref, info))
+		return false;
+	if (root == NULL)
+		return true;
+
+	/* plain aggregation of one level only */
+	if (aggref->aggkind != AGGKIND_NORMAL || aggref->agglevelsup != 0 ||
+		aggref->aggsplit != AGGSPLIT_SIMPLE || aggref->aggdistinct != NIL ||
+		aggref->aggorder != NIL || aggref->aggdirectargs != NIL ||
+		aggref->aggvariadic || aggref->aggstar != (info->fn == AP_AGG_COUNT_STAR))
+		return false;
+	if (info->arg != NULL &&
+		(!ApAggValueShippable(root, rel, info->arg, &k) || k == AP_TYPE_OTHER))
+		return false;
+	if (info->filter != NULL && !ApIsShippableExpr(root, rel, info->filter))
+		return false;
+	/* the disk orders strings bytewise: only where PostgreSQL does too */
+	if ((info->fn == AP_AGG_MIN || info->fn == AP_AGG_MAX) &&
+		(info->arg_kind == AP_TYPE_TEXT || info->arg_kind == AP_TYPE_VARCHAR ||
+		 info->arg_kind == AP_TYPE_BPCHAR) &&
+		(!OidIsValid(aggref->inputcollid) || !lc_collate_is_c(aggref->inputcollid)))
+		return false;
+	return true;
+}
+
+/* ---------------- the path ---------------- */
+
+/* The ActiveScan path planner.c offered for the input rel, or NULL. */
+static CustomPath *
+ap_find_scan_path(RelOptInfo *input_rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, input_rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		/* a computed scan/join target wraps the scan in a projection */
+		if (IsA(path, ProjectionPath))
+			path = ((ProjectionPath *) path)->subpath;
+		if (IsA(path, CustomPath) &&
+			strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0)
+			return (CustomPath *) path;
+	}
+	return NULL;
+}
+
+/* Index of expr in keys (equal()), or -1. */
+static int
+ap_key_index(List *keys, Node *expr)
+{
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		if (equal(lfirst(lc), expr))
+			return foreach_current_index(lc);
+	}
+	return -1;
+}
+
+/*
+ * Collect the Aggrefs of one target or HAVING expression into *aggrefs
+ * (deduplicated) after checking them; every Var outside them must be a key.
+ */
+static bool
+ap_collect_aggrefs(PlannerInfo *root, RelOptInfo *rel, Node *expr, List *keys,
+				   List **aggrefs)
+{
+	List	   *items;
+	ListCell   *lc;
+
+	/* a whole key expression (e.g. a computed GROUP BY item) needs nothing */
+	if (ap_key_index(keys, expr) >= 0)
+		return true;
+	if (contain_subplans(expr))
+		return false;
+	items = pull_var_clause(expr, PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_WINDOWFUNCS |
+							PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, items)
+	{
+		Node	   *item = (Node *) lfirst(lc);
+
+		if (IsA(item, Var))
+		{
+			if (ap_key_index(keys, item) < 0)
+				return false;
+		}
+		else if (IsA(item, Aggref))
+		{
+			ApAggInfo	info;
+
+			if (!ApAggClassify(root, rel, (Aggref *) item, &info))
+				return false;
+			if (!list_member(*aggrefs, item))
+				*aggrefs = lappend(*aggrefs, item);
+		}
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Cost the path after planner.c's ActiveScan model (see the file header). */
+static void
+ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, int nkeys,
+			int naggs, double ngroups, PathTarget *target, Path *path)
+{
+	int			ndisks = Max(ApConfiguredDiskCount(), 1);
+	double		cpu_ratio = Max(active_pg_disk_cpu_ratio, AP_AGG_CPU_RATIO_MIN);
+	double		spc_seq_page_cost;
+	QualCost	disk_qual;
+	Selectivity sel;
+	double		passed;
+	double		partials;
+	Cost		total;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	cost_qual_eval(&disk_qual, disk_ri, root);
+	sel = clauselist_selectivity(root, disk_ri, rel->relid, JOIN_INNER, NULL);
+	passed = clamp_row_est(rel->tuples * sel);
+	/* each disk ships at most every group once (more only after flushes) */
+	partials = Min(passed, ngroups * ndisks);
+
+	total = AP_AGG_STARTUP_COST + AP_AGG_STARTUP_PER_DISK * ndisks +
+		disk_qual.startup + target->cost.startup;
+	total += spc_seq_page_cost * rel->pages / ndisks;
+	total += ((cpu_tuple_cost + disk_qual.per_tuple) * rel->tuples +
+			  cpu_operator_cost * (nkeys + naggs) * passed) / (ndisks * cpu_ratio);
+	total += partials * (cpu_tuple_cost + cpu_operator_cost * (nkeys + naggs));
+	total += ngroups * (cpu_tuple_cost + target->cost.per_tuple);
+
+	path->rows = ngroups;
+	path->startup_cost = total;
+	path->total_cost = total;
+}
+
+/* Try to add the ActiveAgg path to the grouped rel. */
+static void
+ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+				GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	PathTarget *target = output_rel->reltarget;
+	List	   *disk_ri;
+	List	   *host_ri;
+	List	   *keys = NIL;
+	List	   *eqops = NIL;
+	List	   *aggrefs = NIL;
+	List	   *having = NIL;
+	ListCell   *lc;
+	CustomPath *cpath;
+	double		ngroups;
+
+	if (parse->groupingSets != NIL || parse->hasTargetSRFs ||
+		extra->patype != PARTITIONWISE_AGGREGATE_NONE)
+		return;
+	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
+		ap_find_scan_path(input_rel) == NULL)
+		return;
+
+	/* every restriction clause must run on the disks, before aggregation */
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+			return;
+	}
+	ApClassifyRestrictInfos(root, input_rel, input_rel->baserestrictinfo,
+							&disk_ri, &host_ri);
+	if (host_ri != NIL)
+		return;
+
+	/* group keys */
+	foreach(lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
+		ApTypeKind	kind;
+
+		if (!sgc->hashable || !OidIsValid(sgc->eqop) ||
+			!ApAggValueShippable(root, input_rel, expr, &kind))
+			return;
+		/* GROUP BY a, a: one key is enough */
+		if (ap_key_index(keys, (Node *) expr) >= 0)
+			continue;
+		keys = lappend(keys, expr);
+		eqops = lappend_oid(eqops, sgc->eqop);
+	}
+
+	/* aggregates of the grouped target and of HAVING */
+	foreach(lc, target->exprs)
+	{
+		if (!ap_collect_aggrefs(root, input_rel, (Node *) lfirst(lc), keys, &aggrefs))
+			return;
+	}
+	if (extra->havingQual != NULL)
+	{
+		having = (List *) extra->havingQual;
+		if (!ap_collect_aggrefs(root, input_rel, (Node *) having, keys, &aggrefs))
+			return;
+	}
+	if (keys == NIL && aggrefs == NIL)
+		return;
+
+	if (keys == NIL)
+		ngroups = 1;
+	else
+		ngroups = estimate_num_groups(root, keys, input_rel->rows, NULL, NULL);
+	if (having != NIL)
+		ngroups = clamp_row_est(ngroups * clauselist_selectivity(root, having, 0,
+																  JOIN_INNER, NULL));
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = target;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.pathkeys = NIL;
+	/* ExecScan projects the grouped target list over the group tuple */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make5(keys, aggrefs, having,
+									   extract_actual_clauses(disk_ri, false), eqops);
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger((int) Min(ngroups, (double) PG_INT32_MAX)));
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger((int) input_rel->relid));
+	cpath->methods = &ap_agg_path_methods;
+	ap_agg_cost(root, input_rel, disk_ri, list_length(keys), list_length(aggrefs),
+				ngroups, target, &cpath->path);
+
+	if (active_pg_force)
+	{
+		/* testing switch: the only way to aggregate this relation */
+		output_rel->pathlist = list_make1(cpath);
+		output_rel->partial_pathlist = NIL;
+	}
+	else
+		add_path(output_rel, &cpath->path);
+}
+
+/* The hook: chain, then offer ActiveAgg on the grouped rel. */
+static void
+ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+					  RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !active_pg_enable || !active_pg_enable_agg ||
+		extra == NULL)
+		return;
+	ap_add_agg_path(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+}
+
+/* Params the expressions use (finalize_plan must see them: see agg.h). */
+static bool
+ap_collect_params(Node *node, List **params)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		if (!list_member(*params, node))
+			*params = lappend(*params, node);
+		return false;
+	}
+	return expression_tree_walker(node, ap_collect_params, (void *) params);
+}
+
+/* Turn the chosen ActiveAgg path into a CustomScan plan node. */
+static Plan *
+ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *keys = list_nth(best_path->custom_private, AP_AGG_PATH_KEYS);
+	List	   *aggrefs = list_nth(best_path->custom_private, AP_AGG_PATH_AGGREFS);
+	List	   *having = list_nth(best_path->custom_private, AP_AGG_PATH_HAVING);
+	List	   *disk_quals = list_nth(best_path->custom_private, AP_AGG_PATH_DISK_QUALS);
+	List	   *eqops = list_nth(best_path->custom_private, AP_AGG_PATH_EQOPS);
+	Node	   *ngroups = list_nth(best_path->custom_private, AP_AGG_PATH_NGROUPS);
+	List	   *scan_tlist = NIL;
+	List	   *params = NIL;
+	Index		relid = intVal(list_nth(best_path->custom_private, AP_AGG_PATH_RELID));
+	ListCell   *lc;
+
+	foreach(lc, keys)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
+	foreach(lc, aggrefs)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
+
+	(void) ap_collect_params((Node *) disk_quals, &params);
+	(void) ap_collect_params((Node *) scan_tlist, &params);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = copyObject(having);
+	cscan->scan.scanrelid = relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = params;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_private = list_make5(makeInteger((int) relid),
+									   copyObject(disk_quals),
+									   makeInteger(list_length(keys)),
+									   list_copy(eqops),
+									   copyObject(ngroups));
+	cscan->methods = &ApAggPlanMethods;
+	return &cscan->scan.plan;
+}
+
+/* Install the hook and register the plan methods (for readfuncs). */
+void
+ApAggPlannerInit(void)
+{
+	RegisterCustomScanMethods(&ApAggPlanMethods);
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = ap_create_upper_paths;
+}

@@ -1,0 +1,449 @@
+/*
+ * diskscan.c
+ *	  One pushed-down scan's conversation with the disks (see diskscan.h).
+ *
+ * Rules of this file (the same as ActiveScan's, exec.c):
+ *   - Before shipping, the relation's dirty buffers are written to the kernel
+ *     and nblocks is fixed under the scan's lock: everything committed before
+ *     the snapshot is in the files the disks read.
+ *   - Xid questions are answered at once, exactly as HeapTupleSatisfiesMVCC
+ *     decides: own transaction, then "in the snapshot", then the commit log.
+ *   - Fallback TIDs and blocks are checked against nblocks before they are
+ *     queued and read through the buffer manager with the real snapshot.
+ *   - A disk that errors or disappears fails the query (client.c).
+ *   - Every allocation lives in the caller's per-execution context.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/heapam.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "diskscan.h"
+
+#define AP_FALLBACK_INITIAL			256
+
+/* Unique per backend and scan, for the disks' logs. */
+static uint64 ap_diskscan_counter = 0;
+
+/* Prepare ds for one execution (no disk contact). */
+void
+ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
+			   MemoryContext cxt, ApDiskFrameFn on_data, void *arg,
+			   ActivePg__ScanStats *disk_stats, bool *disk_stats_valid,
+			   int *stats_ndisks, ApHostStats *host)
+{
+	memset(ds, 0, sizeof(*ds));
+	ds->rel = rel;
+	ds->snapshot = snapshot;
+	ds->cxt = cxt;
+	ds->on_data = on_data;
+	ds->on_data_arg = arg;
+	ds->disk_stats = disk_stats;
+	ds->disk_stats_valid = disk_stats_valid;
+	ds->stats_ndisks = stats_ndisks;
+	ds->host = host;
+}
+
+/* Pushdown needs an MVCC snapshot, no predicate locks, a primary, and disks. */
+bool
+ApDiskScanPossible(Snapshot snapshot)
+{
+	return IsMVCCSnapshot(snapshot) && !IsolationIsSerializable() &&
+		!RecoveryInProgress() && ApDisksConfigured();
+}
+
+/* Grow a FIFO array of elemsize-byte items to hold one more. */
+static void *
+ap_fifo_grow(MemoryContext cxt, void *arr, int *cap, size_t elemsize)
+{
+	int			newcap = Max(AP_FALLBACK_INITIAL, *cap * 2);
+
+	arr = arr == NULL ? MemoryContextAlloc(cxt, elemsize * newcap) :
+		repalloc(arr, elemsize * newcap);
+	*cap = newcap;
+	return arr;
+}
+
+/* Status of xid for the snapshot, in HeapTupleSatisfiesMVCC's order. */
+static uint32
+ap_xid_status(TransactionId xid, Snapshot snapshot)
+{
+	if (!TransactionIdIsNormal(xid))
+		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return AP_XID_CURRENT;
+	if (!TransactionIdPrecedes(xid, snapshot->xmax) || XidInMVCCSnapshot(xid, snapshot))
+		return AP_XID_NOT_COMMITTED;
+	if (TransactionIdDidCommit(xid))
+		return AP_XID_COMMITTED;
+	return AP_XID_NOT_COMMITTED;
+}
+
+/* Answer one XidStatusRequest at once: the disk is waiting for it. */
+static void
+ap_answer_xids(ApDiskScan *ds, ApDiskConn *conn, ActivePg__XidStatusRequest *req)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__XidStatusReply reply = ACTIVE_PG__XID_STATUS_REPLY__INIT;
+
+	reply.n_xids = req->n_xids;
+	reply.xids = req->xids;
+	reply.n_status = req->n_xids;
+	reply.status = palloc(sizeof(uint32) * Max(req->n_xids, 1));
+	for (size_t i = 0; i < req->n_xids; i++)
+		reply.status[i] = ap_xid_status((TransactionId) req->xids[i], ds->snapshot);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_XID_REPLY;
+	f.xid_reply = &reply;
+	ApSendFrame(ds->conns, conn, &f);
+	pfree(reply.status);
+	ds->host->xid_requests++;
+	ds->host->xids_answered += req->n_xids;
+}
+
+/* Queue a Fallback frame's TIDs and blocks after checking them. */
+static void
+ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb)
+{
+	for (size_t i = 0; i < fb->n_tids; i++)
+	{
+		uint64		tid = fb->tids[i];
+		uint32		off = AP_TID_OFFSET(tid);
+
+		if ((tid >> 48) != 0 || AP_TID_BLOCK(tid) >= ds->nblocks ||
+			off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
+			ApProtocolError(conn, psprintf("Fallback TID (%u,%u) is outside the relation's %u blocks.",
+										   AP_TID_BLOCK(tid), off, ds->nblocks));
+		if (ds->ntids == ds->tids_cap)
+			ds->tids = ap_fifo_grow(ds->cxt, ds->tids, &ds->tids_cap, sizeof(uint64));
+		ds->tids[ds->ntids++] = tid;
+	}
+	for (size_t i = 0; i < fb->n_blocks; i++)
+	{
+		if (fb->blocks[i] >= ds->nblocks)
+			ApProtocolError(conn, psprintf("Fallback block %u is outside the relation's %u blocks.",
+										   fb->blocks[i], ds->nblocks));
+		if (ds->nblocks_fb == ds->blocks_cap)
+			ds->blocks = ap_fifo_grow(ds->cxt, ds->blocks, &ds->blocks_cap, sizeof(uint32));
+		ds->blocks[ds->nblocks_fb++] = fb->blocks[i];
+	}
+	ds->host->fallback_tids += fb->n_tids;
+	ds->host->fallback_blocks += fb->n_blocks;
+}
+
+/* Add one disk's Done statistics to the totals kept across executions. */
+static void
+ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
+{
+	ActivePg__ScanStats *d = &ds->disk_stats[disk];
+
+	d->pages_read += st->pages_read;
+	d->bytes_read += st->bytes_read;
+	d->tuples_seen += st->tuples_seen;
+	d->tuples_visible += st->tuples_visible;
+	d->tuples_passed += st->tuples_passed;
+	d->tuples_fallback += st->tuples_fallback;
+	d->pages_fallback += st->pages_fallback;
+	d->xids_resolved += st->xids_resolved;
+	d->rows_shipped += st->rows_shipped;
+	d->bytes_shipped += st->bytes_shipped;
+	d->io_us += st->io_us;
+	d->compute_us += st->compute_us;
+	d->wall_us += st->wall_us;
+	d->units_done += st->units_done;
+	d->groups_shipped += st->groups_shipped;
+	d->agg_flushes += st->agg_flushes;
+	d->bloom_tested += st->bloom_tested;
+	d->bloom_dropped += st->bloom_dropped;
+	ds->disk_stats_valid[disk] = true;
+	*ds->stats_ndisks = Max(*ds->stats_ndisks, disk + 1);
+}
+
+/* Sum per-disk statistics into *sum. */
+void
+ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats, const bool *valid,
+				   int ndisks, ActivePg__ScanStats *sum)
+{
+	active_pg__scan_stats__init(sum);
+	for (int i = 0; i < ndisks; i++)
+	{
+		const ActivePg__ScanStats *d = &disk_stats[i];
+
+		if (!valid[i])
+			continue;
+		sum->pages_read += d->pages_read;
+		sum->bytes_read += d->bytes_read;
+		sum->tuples_seen += d->tuples_seen;
+		sum->tuples_visible += d->tuples_visible;
+		sum->tuples_passed += d->tuples_passed;
+		sum->tuples_fallback += d->tuples_fallback;
+		sum->pages_fallback += d->pages_fallback;
+		sum->xids_resolved += d->xids_resolved;
+		sum->rows_shipped += d->rows_shipped;
+		sum->bytes_shipped += d->bytes_shipped;
+		sum->io_us += d->io_us;
+		sum->compute_us += d->compute_us;
+		sum->wall_us += d->wall_us;
+		sum->units_done += d->units_done;
+		sum->groups_shipped += d->groups_shipped;
+		sum->agg_flushes += d->agg_flushes;
+		sum->bloom_tested += d->bloom_tested;
+		sum->bloom_dropped += d->bloom_dropped;
+	}
+}
+
+/* Dispatch one frame of a scanning disk. */
+static void
+ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
+{
+	switch (f->msg_case)
+	{
+		case ACTIVE_PG__FRAME__MSG_ROWS:
+		case ACTIVE_PG__FRAME__MSG_AGG_PARTIAL:
+			if (ds->on_data(ds->on_data_arg, conn, f))
+				return;
+			break;
+		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
+			ap_answer_xids(ds, conn, f->xid_request);
+			break;
+		case ACTIVE_PG__FRAME__MSG_FALLBACK:
+			ap_queue_fallback(ds, conn, f->fallback);
+			break;
+		case ACTIVE_PG__FRAME__MSG_DONE:
+			if (f->done->stats != NULL)
+				ap_add_stats(ds, conn->disk, f->done->stats);
+			conn->done = true;
+			conn->scanning = false;
+			ds->ndisks_done++;
+			/* the conversation is over; closing also drops it from the epoll set */
+			closesocket(conn->sock);
+			conn->sock = PGINVALID_SOCKET;
+			break;
+		case ACTIVE_PG__FRAME__MSG_ERROR:
+			ApReportDiskError(conn, f->error);
+			break;
+		default:
+			ApProtocolError(conn, psprintf("Unexpected message %d during a scan.",
+										   (int) f->msg_case));
+	}
+	ApFreeFrame(ds->conns, f);
+}
+
+/* Read from the disks; wait: block until something arrives. */
+void
+ApDiskScanPoll(ApDiskScan *ds, bool wait)
+{
+	ApConnSet  *set = ds->conns;
+	WaitEvent	events[AP_NDISKS_MAX + 2];
+	instr_time	start;
+	instr_time	elapsed;
+	int			n;
+
+	if (set == NULL || ApDiskScanDisksDone(ds))
+		return;
+	if (wait)
+		INSTR_TIME_SET_CURRENT(start);
+	n = WaitEventSetWait(set->wes, wait ? -1 : 0, events, lengthof(events),
+						 PG_WAIT_EXTENSION);
+	if (wait)
+	{
+		INSTR_TIME_SET_CURRENT(elapsed);
+		INSTR_TIME_SUBTRACT(elapsed, start);
+		ds->host->wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		WaitEvent  *ev = &events[i];
+		ApDiskConn *conn = (ApDiskConn *) ev->user_data;
+
+		if (ev->events & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
+			continue;
+		(void) ApConnFill(conn);
+		for (;;)
+		{
+			ActivePg__Frame *f = ApConnNextFrame(set, conn);
+
+			if (f == NULL)
+				break;
+			ap_handle_frame(ds, conn, f);
+			if (conn->done)
+				break;
+		}
+	}
+}
+
+/* Every disk sent Done (or nothing was shipped). */
+bool
+ApDiskScanDisksDone(ApDiskScan *ds)
+{
+	return ds->conns == NULL || ds->ndisks_done == ds->conns->nconns;
+}
+
+/* Flush, fix nblocks, connect and ship prog to every disk (see diskscan.h). */
+bool
+ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
+{
+	Relation	rel = ds->rel;
+	Snapshot	snapshot = ds->snapshot;
+	MemoryContext oldcxt;
+	ActivePg__RelLocator loc = ACTIVE_PG__REL_LOCATOR__INIT;
+	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
+	ActivePg__ScanRequest req = ACTIVE_PG__SCAN_REQUEST__INIT;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	size_t		ncols = 0;
+
+	/* everything committed before our snapshot must be in the files */
+	FlushRelationBuffers(rel);
+	ds->nblocks = RelationGetNumberOfBlocks(rel);
+	if (ds->nblocks == 0)
+	{
+		ds->host->pushdown_scans++;
+		return true;
+	}
+
+	oldcxt = MemoryContextSwitchTo(ds->cxt);
+	ds->conns = ApConnectAll(ds->cxt);
+	for (int i = 0; i < ds->conns->nconns; i++)
+	{
+		/* an older daemon: nothing is shipped, the host does the work */
+		if ((ds->conns->conns[i].capabilities & caps) != caps)
+		{
+			ApCloseAll(ds->conns);
+			ds->conns = NULL;
+			MemoryContextSwitchTo(oldcxt);
+			return false;
+		}
+	}
+	ds->shipped = true;
+	ds->host->pushdown_scans++;
+
+	loc.spc_oid = rel->rd_node.spcNode;
+	loc.db_oid = rel->rd_node.dbNode;
+	loc.rel_number = rel->rd_node.relNode;
+
+	snap.xmin = snapshot->xmin;
+	snap.xmax = snapshot->xmax;
+	snap.n_xip = snapshot->xcnt;
+	snap.xip = (uint32 *) snapshot->xip;
+	snap.n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
+	snap.subxip = (uint32 *) snapshot->subxip;
+	snap.suboverflowed = snapshot->suboverflowed;
+
+	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_diskscan_counter & 0xFFFFFFFF);
+	req.rel = &loc;
+	req.nblocks = ds->nblocks;
+	req.ndisks = ds->conns->nconns;
+	req.stripe_pages = active_pg_stripe_pages;
+	req.columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
+	req.n_columns = ncols;
+	req.snapshot = &snap;
+	req.program = prog;
+	req.batch_bytes = (uint32) Min((uint64) active_pg_batch_kb * 1024, AP_BATCH_BYTES_MAX);
+	req.data_checksums = DataChecksumsEnabled();
+	req.direct_io = active_pg_direct_io;
+	req.queue_depth = active_pg_queue_depth;
+	req.encoding_utf8 = (GetDatabaseEncoding() == PG_UTF8);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = &req;
+
+	for (int i = 0; i < ds->conns->nconns; i++)
+	{
+		ApDiskConn *conn = &ds->conns->conns[i];
+
+		req.disk_id = i;
+		/* from here on, closing the socket must also cancel the disk's scan */
+		conn->scanning = true;
+		ApSendFrame(ds->conns, conn, &f);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	return true;
+}
+
+/* Turn the next fallback block into TIDs of all its line pointers. */
+static void
+ap_expand_block(ApDiskScan *ds)
+{
+	uint32		blk = ds->blocks[ds->blocks_head++];
+	Buffer		buf;
+	OffsetNumber maxoff;
+
+	if (ds->blocks_head == ds->nblocks_fb)
+		ds->blocks_head = ds->nblocks_fb = 0;
+
+	buf = ReadBufferExtended(ds->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	maxoff = PageIsNew(BufferGetPage(buf)) ? 0 : PageGetMaxOffsetNumber(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		if (ds->ntids == ds->tids_cap)
+			ds->tids = ap_fifo_grow(ds->cxt, ds->tids, &ds->tids_cap, sizeof(uint64));
+		ds->tids[ds->ntids++] = AP_TID_PACK(blk, off);
+	}
+}
+
+/* Next queued fallback tuple visible to the snapshot, in heap_slot. */
+bool
+ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
+{
+	for (;;)
+	{
+		HeapTupleData tuple;
+		Buffer		buf;
+		uint64		tid;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ds->tids_head == ds->ntids && ds->blocks_head < ds->nblocks_fb)
+		{
+			ap_expand_block(ds);
+			continue;
+		}
+		if (ds->tids_head == ds->ntids)
+			return false;
+
+		tid = ds->tids[ds->tids_head++];
+		if (ds->tids_head == ds->ntids)
+			ds->tids_head = ds->ntids = 0;
+		ItemPointerSet(&tuple.t_self, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
+		ds->host->fallback_fetched++;
+		ExecClearTuple(heap_slot);
+		if (!heap_fetch(ds->rel, ds->snapshot, &tuple, &buf, false))
+			continue;
+		ds->host->fallback_visible++;
+		ExecStoreBufferHeapTuple(&tuple, heap_slot, buf);
+		/* the slot holds its own pin */
+		ReleaseBuffer(buf);
+		return true;
+	}
+}
+
+/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
+char *
+ApFormatBytes(double bytes)
+{
+	if (bytes < 1024.0)
+		return psprintf("%.0f B", bytes);
+	if (bytes < 1024.0 * 1024.0)
+		return psprintf("%.1f kB", bytes / 1024.0);
+	if (bytes < 1024.0 * 1024.0 * 1024.0)
+		return psprintf("%.1f MB", bytes / (1024.0 * 1024.0));
+	return psprintf("%.1f GB", bytes / (1024.0 * 1024.0 * 1024.0));
+}

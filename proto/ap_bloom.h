@@ -1,0 +1,427 @@
+/*
+ * ap_bloom.h
+ *	  The Bloom filter of a join's small side: layout, hash, normalized key
+ *	  encoding and sizing, compiled by the host (extension/bloom_exec.c builds
+ *	  filters) and by the disks (diskd/bloom.c probes them).
+ *
+ * This is the only copy of these rules.  A filter built on the host and
+ * probed at a disk must agree bit for bit, so nothing here may depend on the
+ * compiler, the byte order or either side's headers: plain C99, static inline.
+ *
+ * Layout (message BloomFilter.bits).  nblocks blocks of 64 bytes (512 bits,
+ * one cache line each), bits.len = 64 * nblocks.  Bit b (0..511) of block B is
+ * bit (b & 7) of byte B * 64 + (b >> 3).  A key's 64-bit hash h selects one
+ * block, ((h >> 32) * nblocks) >> 32 (multiply-shift range reduction), and k
+ * bits within it: with a = (uint32) h, probe i uses the top 9 bits of a and
+ * then a *= AP_BLOOM_BIT_MUL (an odd constant, so a permutation of 32-bit
+ * values; 9 bits per probe is what a 512-bit block needs).  One cache line
+ * per probe whatever k is: the disk pays one memory access per tuple.
+ *
+ * Hash.  A seeded chain over 64-bit words w_1..w_n of the key's encoding:
+ *	h_0 = mix(seed ^ AP_BLOOM_SEED_SALT),  h_i = mix(h_{i-1} ^ w_i),
+ *	hash = mix(h_n ^ n)
+ * where mix is the xorshift-multiply finalizer x ^= x >> 32; x *= C; x ^= x >> 32;
+ * x *= C; x ^= x >> 32 (a bijection on 64-bit values with full avalanche).
+ * Byte strings are read as little-endian words, the last one zero-padded;
+ * every variable-length field is preceded by its length, so padding never
+ * makes two keys equal.
+ *
+ * Normalized key encoding: values that PostgreSQL's equality operator calls
+ * equal must encode identically, on either side, whatever their stored form.
+ *	int2, int4, int8   one word: the value as int64 (so int4 5 = int8 5)
+ *	date               one word: the day number as int64
+ *	numeric            display scale ignored, leading and trailing zero
+ *	                   base-10000 digits stripped (1.50 = 1.5 = 1.500):
+ *	                   one word (tag | negative << 8 | weight << 16 |
+ *	                   ndigits << 32), then the digits four to a word;
+ *	                   zero (either sign) and NaN, +inf, -inf are one word
+ *	                   each.  Short and long header forms decode alike.
+ *	text, varchar      one word with the byte length, then the bytes
+ *	bpchar             as text, without trailing spaces ('ab  ' = 'ab')
+ * A multi-column key is the concatenation of its columns' words, in order.
+ * A NULL key never passes and is never inserted (equality is strict).
+ * Text equality is bytewise only under a deterministic collation: the planner
+ * never builds a filter on other collations.
+ *
+ * Sizing.  From the expected number of distinct keys n, a target
+ * false-positive rate and a byte cap: blocks for -n ln(p) / (ln 2)^2 bits,
+ * grown while the blocked filter's own rate (ap_bloom_fpr: Poisson-many keys
+ * per block) is above the target, capped; then the k that minimizes that rate.
+ */
+#ifndef AP_BLOOM_H
+#define AP_BLOOM_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define AP_BLOOM_BLOCK_BYTES		64
+#define AP_BLOOM_BLOCK_BITS			512
+#define AP_BLOOM_HASHES_MIN			1
+#define AP_BLOOM_HASHES_MAX			16
+/* Contract limits a disk enforces on a ScanRequest's filters. */
+#define AP_BLOOM_BYTES_MAX			(16u * 1024u * 1024u)	/* one filter */
+#define AP_BLOOM_FILTERS_MAX		8	/* filters on one scan */
+#define AP_BLOOM_KEYS_MAX			8	/* columns of one key */
+/* The host's sizing target (false-positive rate of a filter under the cap). */
+#define AP_BLOOM_TARGET_FPR			0.01
+
+/* HelloReply.capabilities: the daemon applies Program.blooms. */
+#define AP_CAP_BLOOM				0x0100
+
+#define AP_BLOOM_SEED_SALT			UINT64_C(0x9E3779B97F4A7C15)
+#define AP_BLOOM_MIX_MUL			UINT64_C(0xD6E8FEB86659FD93)
+#define AP_BLOOM_BIT_MUL			UINT32_C(0x9E3779B1)
+#define AP_BLOOM_LN2				0.69314718055994530942
+
+/* Numeric tags (first word of a numeric key, low byte). */
+#define AP_BLOOM_NUM_FINITE			1
+#define AP_BLOOM_NUM_ZERO			2
+#define AP_BLOOM_NUM_NAN			3
+#define AP_BLOOM_NUM_PINF			4
+#define AP_BLOOM_NUM_NINF			5
+
+/* Running hash of one key. */
+typedef struct ApBloomHash
+{
+	uint64_t	h;
+	uint32_t	nwords;
+} ApBloomHash;
+
+/* The xorshift-multiply mixer (see the file header). */
+static inline uint64_t
+ap_bloom_mix64(uint64_t x)
+{
+	x ^= x >> 32;
+	x *= AP_BLOOM_MIX_MUL;
+	x ^= x >> 32;
+	x *= AP_BLOOM_MIX_MUL;
+	x ^= x >> 32;
+	return x;
+}
+
+/* Start hashing a key with the filter's seed. */
+static inline void
+ap_bloom_hash_init(ApBloomHash *st, uint64_t seed)
+{
+	st->h = ap_bloom_mix64(seed ^ AP_BLOOM_SEED_SALT);
+	st->nwords = 0;
+}
+
+/* Add one word of the encoding. */
+static inline void
+ap_bloom_hash_word(ApBloomHash *st, uint64_t w)
+{
+	st->h = ap_bloom_mix64(st->h ^ w);
+	st->nwords++;
+}
+
+/* The key's hash; the word count makes a prefix differ from the whole. */
+static inline uint64_t
+ap_bloom_hash_final(const ApBloomHash *st)
+{
+	return ap_bloom_mix64(st->h ^ (uint64_t) st->nwords);
+}
+
+/* Add len bytes as little-endian words, the last one zero-padded. */
+static inline void
+ap_bloom_hash_bytes(ApBloomHash *st, const unsigned char *p, size_t len)
+{
+	while (len >= 8)
+	{
+		uint64_t	w = 0;
+
+		for (int i = 7; i >= 0; i--)
+			w = (w << 8) | p[i];
+		ap_bloom_hash_word(st, w);
+		p += 8;
+		len -= 8;
+	}
+	if (len > 0)
+	{
+		uint64_t	w = 0;
+
+		for (int i = (int) len - 1; i >= 0; i--)
+			w = (w << 8) | p[i];
+		ap_bloom_hash_word(st, w);
+	}
+}
+
+/* int2/int4/int8 key: the value as int64. */
+static inline void
+ap_bloom_key_int(ApBloomHash *st, int64_t v)
+{
+	ap_bloom_hash_word(st, (uint64_t) v);
+}
+
+/* date key: the day number as int64. */
+static inline void
+ap_bloom_key_date(ApBloomHash *st, int32_t days)
+{
+	ap_bloom_hash_word(st, (uint64_t) (int64_t) days);
+}
+
+/* text/varchar key: length, then the bytes. */
+static inline void
+ap_bloom_key_text(ApBloomHash *st, const unsigned char *p, size_t len)
+{
+	ap_bloom_hash_word(st, (uint64_t) len);
+	ap_bloom_hash_bytes(st, p, len);
+}
+
+/* bpchar key: as text without trailing spaces (bpchareq ignores them). */
+static inline void
+ap_bloom_key_bpchar(ApBloomHash *st, const unsigned char *p, size_t len)
+{
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	ap_bloom_key_text(st, p, len);
+}
+
+/* Little-endian u16 at p (numeric's stored fields), any alignment. */
+static inline uint16_t
+ap_bloom_get_u16(const unsigned char *p)
+{
+	return (uint16_t) (p[0] | (p[1] << 8));
+}
+
+/*
+ * numeric key from the varlena payload (after the varlena header) as stored:
+ * u16 n_header; 0xC000/0xD000/0xF000 (mask 0xF000) are NaN/+inf/-inf; the
+ * short form (0x8000) has sign bit 0x2000 and a 7-bit weight (sign 0x0040,
+ * value 0x003F) and digits at +2; the long form has sign 0x4000, an int16
+ * weight at +2 and digits at +4.  Digits are base-10000 int16.  Returns false
+ * (nothing hashed) if the payload is not a valid numeric.
+ */
+static inline bool
+ap_bloom_key_numeric(ApBloomHash *st, const unsigned char *p, size_t len)
+{
+	uint16_t	hdr;
+	bool		negative;
+	int			weight;
+	size_t		dstart;
+	size_t		ndigits;
+	size_t		first;
+	size_t		last;
+	uint64_t	w = 0;
+	int			inword = 0;
+
+	if (len < 2)
+		return false;
+	hdr = ap_bloom_get_u16(p);
+	if ((hdr & 0xC000) == 0xC000)
+	{
+		uint16_t	special = hdr & 0xF000;
+
+		if (special == 0xC000)
+			ap_bloom_hash_word(st, AP_BLOOM_NUM_NAN);
+		else if (special == 0xD000)
+			ap_bloom_hash_word(st, AP_BLOOM_NUM_PINF);
+		else if (special == 0xF000)
+			ap_bloom_hash_word(st, AP_BLOOM_NUM_NINF);
+		else
+			return false;
+		return true;
+	}
+	if ((hdr & 0xC000) == 0x8000)
+	{
+		negative = (hdr & 0x2000) != 0;
+		weight = (hdr & 0x0040) ? (int) (hdr & 0x003F) - 64 : (int) (hdr & 0x003F);
+		dstart = 2;
+	}
+	else
+	{
+		if (len < 4)
+			return false;
+		negative = (hdr & 0x4000) != 0;
+		weight = (int16_t) ap_bloom_get_u16(p + 2);
+		dstart = 4;
+	}
+	if ((len - dstart) % 2 != 0)
+		return false;
+	ndigits = (len - dstart) / 2;
+	for (size_t i = 0; i < ndigits; i++)
+	{
+		if (ap_bloom_get_u16(p + dstart + 2 * i) > 9999)
+			return false;
+	}
+
+	/* strip zero digits at both ends; weight follows the first kept digit */
+	first = 0;
+	while (first < ndigits && ap_bloom_get_u16(p + dstart + 2 * first) == 0)
+		first++;
+	if (first == ndigits)
+	{
+		ap_bloom_hash_word(st, AP_BLOOM_NUM_ZERO);
+		return true;
+	}
+	last = ndigits;
+	while (ap_bloom_get_u16(p + dstart + 2 * (last - 1)) == 0)
+		last--;
+	weight -= (int) first;
+
+	ap_bloom_hash_word(st, (uint64_t) AP_BLOOM_NUM_FINITE |
+					   ((uint64_t) (negative ? 1 : 0) << 8) |
+					   ((uint64_t) (uint16_t) (int16_t) weight << 16) |
+					   ((uint64_t) (last - first) << 32));
+	for (size_t i = first; i < last; i++)
+	{
+		w |= (uint64_t) ap_bloom_get_u16(p + dstart + 2 * i) << (16 * inword);
+		if (++inword == 4)
+		{
+			ap_bloom_hash_word(st, w);
+			w = 0;
+			inword = 0;
+		}
+	}
+	if (inword > 0)
+		ap_bloom_hash_word(st, w);
+	return true;
+}
+
+/* Block of a hash (see the layout in the file header). */
+static inline uint32_t
+ap_bloom_block(uint64_t h, uint32_t nblocks)
+{
+	return (uint32_t) (((h >> 32) * (uint64_t) nblocks) >> 32);
+}
+
+/* Set the key's k bits. */
+static inline void
+ap_bloom_insert(unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+{
+	unsigned char *block = bits + (size_t) ap_bloom_block(h, nblocks) * AP_BLOOM_BLOCK_BYTES;
+	uint32_t	a = (uint32_t) h;
+
+	for (uint32_t i = 0; i < k; i++)
+	{
+		uint32_t	b = a >> 23;
+
+		block[b >> 3] |= (unsigned char) (1u << (b & 7));
+		a *= AP_BLOOM_BIT_MUL;
+	}
+}
+
+/* May the key be in the filter?  False means certainly not. */
+static inline bool
+ap_bloom_probe(const unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+{
+	const unsigned char *block = bits + (size_t) ap_bloom_block(h, nblocks) * AP_BLOOM_BLOCK_BYTES;
+	uint32_t	a = (uint32_t) h;
+
+	for (uint32_t i = 0; i < k; i++)
+	{
+		uint32_t	b = a >> 23;
+
+		if (!(block[b >> 3] & (1u << (b & 7))))
+			return false;
+		a *= AP_BLOOM_BIT_MUL;
+	}
+	return true;
+}
+
+/*
+ * Expected false-positive rate of a blocked filter holding nkeys distinct
+ * keys: the keys per block are Poisson(nkeys / nblocks); a block with j keys
+ * has each bit still clear with probability (1 - 1/512)^(k j), and a
+ * non-member passes if its k bits are all set.
+ */
+static inline double
+ap_bloom_fpr(double nkeys, uint32_t nblocks, uint32_t k)
+{
+	double		lambda;
+	double		clear1 = 1.0 - 1.0 / AP_BLOOM_BLOCK_BITS;
+	double		sum = 0.0;
+	double		lo;
+	double		hi;
+
+	if (nkeys <= 0.0 || nblocks == 0)
+		return nkeys <= 0.0 ? 0.0 : 1.0;
+	lambda = nkeys / nblocks;
+	/* so many keys per block that the spread no longer matters */
+	if (lambda > 20000.0)
+		return pow(1.0 - pow(clear1, k * lambda), k);
+	lo = floor(lambda - 10.0 * sqrt(lambda) - 10.0);
+	if (lo < 0.0)
+		lo = 0.0;
+	hi = ceil(lambda + 10.0 * sqrt(lambda) + 10.0);
+	for (double j = lo; j <= hi; j += 1.0)
+	{
+		double		pj = exp(-lambda + j * log(lambda) - lgamma(j + 1.0));
+
+		sum += pj * pow(1.0 - pow(clear1, k * j), k);
+	}
+	return sum > 1.0 ? 1.0 : sum;
+}
+
+/* The k minimizing an unblocked filter's rate, m/n ln 2, within [MIN, MAX]. */
+static inline uint32_t
+ap_bloom_plain_k(double nkeys, uint32_t nblocks)
+{
+	double		k = floor((double) nblocks * AP_BLOOM_BLOCK_BITS / nkeys * AP_BLOOM_LN2 + 0.5);
+
+	if (k < AP_BLOOM_HASHES_MIN)
+		return AP_BLOOM_HASHES_MIN;
+	if (k > AP_BLOOM_HASHES_MAX)
+		return AP_BLOOM_HASHES_MAX;
+	return (uint32_t) k;
+}
+
+/* The k in [MIN, MAX] with the lowest blocked rate for this size. */
+static inline uint32_t
+ap_bloom_best_k(double nkeys, uint32_t nblocks)
+{
+	uint32_t	best = AP_BLOOM_HASHES_MIN;
+	double		best_fpr = 2.0;
+
+	for (uint32_t k = AP_BLOOM_HASHES_MIN; k <= AP_BLOOM_HASHES_MAX; k++)
+	{
+		double		f = ap_bloom_fpr(nkeys, nblocks, k);
+
+		/* a larger k must win clearly: every probe pays for it */
+		if (f < best_fpr * 0.98)
+		{
+			best = k;
+			best_fpr = f;
+		}
+	}
+	return best;
+}
+
+/*
+ * Size a filter for nkeys distinct keys: *nblocks (at least 1, at most
+ * max_bytes / 64, at most AP_BLOOM_BYTES_MAX) and *k, aiming at target_fpr.
+ */
+static inline void
+ap_bloom_size(double nkeys, uint64_t max_bytes, double target_fpr,
+			  uint32_t *nblocks, uint32_t *k)
+{
+	uint64_t	max_blocks = max_bytes / AP_BLOOM_BLOCK_BYTES;
+	double		n = nkeys < 1.0 ? 1.0 : nkeys;
+	double		bits = -n * log(target_fpr) / (AP_BLOOM_LN2 * AP_BLOOM_LN2);
+	double		blocks = ceil(bits / AP_BLOOM_BLOCK_BITS);
+
+	if (max_blocks > AP_BLOOM_BYTES_MAX / AP_BLOOM_BLOCK_BYTES)
+		max_blocks = AP_BLOOM_BYTES_MAX / AP_BLOOM_BLOCK_BYTES;
+	if (max_blocks < 1)
+		max_blocks = 1;
+	if (blocks < 1.0)
+		blocks = 1.0;
+	if (blocks > (double) max_blocks)
+		blocks = (double) max_blocks;
+	*nblocks = (uint32_t) blocks;
+
+	/* blocking costs a little: grow (bounded) until the target is met */
+	for (int round = 0; round < 16 && *nblocks < max_blocks &&
+		 ap_bloom_fpr(n, *nblocks, ap_bloom_plain_k(n, *nblocks)) > target_fpr; round++)
+	{
+		uint64_t	grown = (uint64_t) *nblocks + *nblocks / 8 + 1;
+
+		*nblocks = (uint32_t) (grown < max_blocks ? grown : max_blocks);
+	}
+	*k = ap_bloom_best_k(n, *nblocks);
+}
+
+#endif							/* AP_BLOOM_H */

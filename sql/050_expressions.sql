@@ -1,0 +1,204 @@
+-- The expression language: value-producing functions, CASE/COALESCE/NULLIF,
+-- IS DISTINCT FROM, stable functions and projection pushdown.  Every query
+-- runs with pushdown forced and off (ap_check) and must return the same
+-- multiset; plan shapes pin what runs on the disks and what stays on the
+-- host; errors must be PostgreSQL's own, with and without pushdown.
+CREATE TABLE ex (
+	id int, i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, n numeric,
+	n2 numeric(10,2), d date, ts timestamp, tx text, vc varchar(12),
+	bc char(6), b bool
+);
+INSERT INTO ex
+SELECT g, (g % 300 - 150)::int2, g * 1000 - 500000, g::int8 * 1000000007 - 500000000000,
+	   (g / 7.0)::float4, g / 3.0 - 100, (g * 1.25 - 300)::numeric, (g * 0.37)::numeric(10,2),
+	   date '1994-01-01' + g * 3, timestamp '1995-06-15 10:30:15' + g * interval '7 hours 11 minutes',
+	   CASE WHEN g % 11 = 0 THEN '' ELSE 'txt ' || g || CASE WHEN g % 5 = 0 THEN ' é' ELSE '' END END,
+	   'Vc' || (g % 97), CASE WHEN g % 7 = 0 THEN '' ELSE 'c' || (g % 13) END, g % 3 = 0
+FROM generate_series(1, 1000) g;
+-- NULLs everywhere, and edge values that no expression below overflows on
+INSERT INTO ex VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO ex VALUES (2001, 0, 0, 0, 'NaN', 'Infinity', 'NaN', 1234.56,
+	'2000-02-29', '2000-02-29 23:59:59.999999', 'a_b%c', 'x', 'ab  ', true);
+INSERT INTO ex VALUES (2002, -1, -1, -1, '-Infinity', 'NaN', -0.01, -0.01,
+	'1999-12-31', '1999-12-31 00:00:00', 'A_B%C ', '', ' ', false);
+INSERT INTO ex VALUES (2003, 1, 1, 1, 0, '-0', 0.000000000001, 0, '4713-01-01 BC', '294276-12-31 23:59:59',
+	'ümlaut', 'ÜMLAUT', 'üü', NULL);
+-- the same plus the extremes, for the error cases
+CREATE TABLE ex_edge AS SELECT * FROM ex;
+INSERT INTO ex_edge VALUES (3001, 32767, 2147483647, 9223372036854775807, 'NaN', 'Infinity', 'Infinity',
+	99999999.99, 'infinity', 'infinity', 'z', 'z', 'z', true);
+INSERT INTO ex_edge VALUES (3002, -32768, -2147483648, -9223372036854775808, '-Infinity', 'NaN', '-Infinity',
+	-99999999.99, '-infinity', '-infinity', 'z', 'z', 'z', false);
+ANALYZE ex_edge;
+ANALYZE ex;
+
+-- arithmetic in filters: int widths in every mix, float, numeric
+SELECT ap_check('SELECT id FROM ex WHERE i4 + 1 > 0');
+SELECT ap_check('SELECT id FROM ex WHERE i2 + i4 < 1000 AND i2 - i8 > -500000000000 AND i8 * 2 > i4');
+SELECT ap_check('SELECT id FROM ex WHERE i2 * i2 > 100 OR i4 / 7 = 0');
+SELECT ap_check('SELECT id FROM ex WHERE i4 % 7 = 3 AND i8 % 5 <> 0 AND i2 % 3 = -1');
+SELECT ap_check('SELECT id FROM ex WHERE -i4 > 0 AND -i2 < 100');
+SELECT ap_check('SELECT id FROM ex WHERE i2 / 2::int2 = 7 OR i8 / 1000 > 100000 OR i4 / nullif(i2, 0) > 10000');
+SELECT ap_check('SELECT id FROM ex WHERE f8 + 1 > 50 AND f4 * 2 < 200');
+SELECT ap_check('SELECT id FROM ex WHERE f8 / 3 > f4 OR -f8 < -100 OR f4 - f8 > 0');
+SELECT ap_check('SELECT id FROM ex WHERE f8 + 1 = ''NaN''::float8 OR f4 * 0 = 0');
+SELECT ap_check('SELECT id FROM ex WHERE n + n2 > 10 AND n * n2 < 1000 AND n - 1 <> 0');
+SELECT ap_check('SELECT id FROM ex WHERE -n > 0 OR n * 0.5 = 1.50');
+SELECT ap_check('SELECT id FROM ex WHERE n2 * (1 - n2 / 1000) > 10');
+
+-- casts
+SELECT ap_check('SELECT id FROM ex WHERE i2::int8 + (i4 / 1000)::int2 > 0');
+SELECT ap_check('SELECT id FROM ex WHERE i4::numeric * 1.5 > 1000 AND i8::numeric > 0');
+SELECT ap_check('SELECT id FROM ex WHERE i4::float8 / 3 > 1 AND i2::float4 > 0 AND f4::float8 < 100');
+SELECT ap_check('SELECT id FROM ex WHERE d::timestamp < timestamp ''1996-01-01 12:00''');
+SELECT ap_check('SELECT id FROM ex WHERE n::numeric(6,1) = 12.5 OR n2::numeric(4,0) > 100');
+SELECT ap_check('SELECT id FROM ex WHERE bc::text = ''c1'' OR vc::text = ''Vc5''');
+
+-- dates
+SELECT ap_check('SELECT id FROM ex WHERE d + 30 < date ''1995-01-01'' AND d - 7 > date ''1994-02-01''');
+SELECT ap_check('SELECT id FROM ex WHERE d - date ''1994-01-01'' BETWEEN 100 AND 200');
+SELECT ap_check('SELECT id FROM ex WHERE extract(year FROM d) = 1995 AND extract(month FROM d) IN (1, 3)');
+SELECT ap_check('SELECT id FROM ex WHERE extract(quarter FROM d) = 2 OR extract(dow FROM d) = 0 OR extract(doy FROM d) = 60');
+SELECT ap_check('SELECT id FROM ex WHERE extract(week FROM d) = 10 OR extract(epoch FROM d) < 800000000');
+SELECT ap_check('SELECT id FROM ex WHERE extract(hour FROM ts) = 10 AND extract(minute FROM ts) > 30');
+SELECT ap_check('SELECT id FROM ex WHERE extract(second FROM ts) > 20 OR extract(day FROM ts) = 1');
+SELECT ap_check('SELECT id FROM ex WHERE date_part(''year'', d) = 1996 OR date_part(''hour'', ts) = 3');
+SELECT ap_check('SELECT id FROM ex WHERE date_part(''epoch'', ts) > 850000000 AND date_part(''dow'', ts) = 2');
+SELECT ap_check('SELECT id FROM ex WHERE date_trunc(''month'', ts) = timestamp ''1996-03-01''');
+SELECT ap_check('SELECT id FROM ex WHERE date_trunc(''week'', ts) < timestamp ''1995-07-01'' OR date_trunc(''hour'', ts) = ts');
+SELECT ap_check('SELECT id FROM ex WHERE d < current_date AND ts < now()::date');
+SELECT ap_check('SELECT id FROM ex WHERE d > current_date - 20000');
+
+-- strings
+SELECT ap_check('SELECT id FROM ex WHERE tx LIKE ''txt 1%''');
+SELECT ap_check('SELECT id FROM ex WHERE tx NOT LIKE ''%5%'' AND tx LIKE ''t_t%''');
+SELECT ap_check('SELECT id FROM ex WHERE tx LIKE ''%é'' OR tx LIKE ''a\_b\%c'' OR tx LIKE ''''');
+SELECT ap_check('SELECT id FROM ex WHERE tx LIKE ''A#_B%'' ESCAPE ''#''');
+SELECT ap_check('SELECT id FROM ex WHERE vc LIKE ''Vc1_'' OR vc NOT LIKE ''V%''');
+SELECT ap_check('SELECT id FROM ex WHERE bc LIKE ''c1%'' OR bc LIKE ''ab'' OR bc NOT LIKE ''c%''');
+SELECT ap_check('SELECT id FROM ex WHERE tx ILIKE ''TXT 2%'' COLLATE "C" OR vc NOT ILIKE ''vc1%'' COLLATE "C"');
+SELECT ap_check('SELECT id FROM ex WHERE substring(tx FROM 5 FOR 2) = ''12'' OR substr(tx, 2) = ''xt 9''');
+SELECT ap_check('SELECT id FROM ex WHERE substring(tx FROM -1 FOR 4) = ''tx'' OR substring(vc, 0, 2) = ''V''');
+SELECT ap_check('SELECT id FROM ex WHERE length(tx) = 6 OR char_length(bc) = 2 OR length(vc) = 4');
+SELECT ap_check('SELECT id FROM ex WHERE octet_length(tx) = 8 OR octet_length(bc) = 6');
+SELECT ap_check('SELECT id FROM ex WHERE upper(tx COLLATE "C") = ''TXT 12'' OR lower(vc COLLATE "C") = ''vc3''');
+SELECT ap_check('SELECT id FROM ex WHERE tx || vc = ''txt 1Vc1'' OR vc || ''!'' = ''Vc5!''');
+SELECT ap_check('SELECT id FROM ex WHERE bc = ''c1'' OR bc::text || ''|'' = ''c2|''');
+
+-- logic: CASE (both forms), COALESCE, NULLIF, IS DISTINCT FROM, booleans
+SELECT ap_check('SELECT id FROM ex WHERE CASE WHEN i4 > 0 THEN i2 ELSE -i2 END > 100');
+SELECT ap_check('SELECT id FROM ex WHERE CASE i2 % 4 WHEN 0 THEN ''a'' WHEN 1 THEN ''b'' END = ''a''');
+SELECT ap_check('SELECT id FROM ex WHERE CASE WHEN b THEN n END IS NULL');
+SELECT ap_check('SELECT id FROM ex WHERE CASE WHEN i4 < 1000 THEN i4 * 1000 ELSE 0 END > 5000');
+SELECT ap_check('SELECT id FROM ex WHERE coalesce(b, i2 > 0) AND coalesce(n, 0) >= 0');
+SELECT ap_check('SELECT id FROM ex WHERE nullif(i2 % 5, 0) IS NULL');
+SELECT ap_check('SELECT id FROM ex WHERE nullif(bc, ''c1'') = ''c2'' OR nullif(tx, '''') IS NULL');
+SELECT ap_check('SELECT id FROM ex WHERE b IS DISTINCT FROM (i2 > 0)');
+SELECT ap_check('SELECT id FROM ex WHERE n IS NOT DISTINCT FROM n2 OR i4 IS NOT DISTINCT FROM NULL');
+SELECT ap_check('SELECT id FROM ex WHERE i2 BETWEEN SYMMETRIC 10 AND -10');
+SELECT ap_check('SELECT id FROM ex WHERE b');
+SELECT ap_check('SELECT id FROM ex WHERE NOT b');
+SELECT ap_check('SELECT id FROM ex WHERE b IS UNKNOWN OR (i4 > 0) IS NOT TRUE');
+SELECT ap_check('SELECT id FROM ex WHERE i4 + 1 IN (1, 2001, 500001) OR i2 * 2 NOT IN (2, 4, NULL)');
+
+-- projections computed on the disks
+SELECT ap_check('SELECT id, i4 + i2 AS a, i8 * 2 AS b, f8 * f4 AS c, n * n2 AS d, n2 * (1 - n2 / 100) AS e FROM ex WHERE id < 500');
+SELECT ap_check('SELECT id, d + 1 AS a, d - date ''2000-01-01'' AS b, extract(year FROM d) AS c, date_part(''month'', ts) AS e, date_trunc(''day'', ts) AS f FROM ex WHERE id > 100');
+SELECT ap_check('SELECT upper(tx COLLATE "C") AS a, substring(vc FROM 2) AS b, length(bc) AS c, bc::text AS d, tx || vc AS e FROM ex');
+SELECT ap_check('SELECT CASE WHEN b THEN ''yes'' WHEN NOT b THEN ''no'' END AS a, coalesce(n2, -1) AS b, nullif(i2, 0) AS c, b IS DISTINCT FROM true AS d FROM ex');
+SELECT ap_check('SELECT n2::numeric(6,1) AS a, i4::numeric * 0.01 AS b, i2::float8 AS c, d::timestamp AS e FROM ex');
+SELECT ap_check('SELECT id, CASE WHEN i4 < 1000 THEN i4 * 1000 END AS a FROM ex');
+SELECT ap_check('SELECT i4 * 2 AS x, i4 * 2 AS y, id FROM ex WHERE md5(tx) <> ''x'' ORDER BY 1');
+-- extremes that compute without error
+SELECT ap_check('SELECT id, extract(year FROM d) AS a, date_trunc(''month'', ts) AS b, f8 * 2 AS c, n * 2 AS e, coalesce(i8, 0) AS f FROM ex_edge');
+SELECT ap_check('SELECT id FROM ex_edge WHERE i8 / 2 < 0 OR i2 IS DISTINCT FROM 32767 OR extract(epoch FROM ts) > 0');
+
+-- parameters: custom and generic plans
+PREPARE p1(int, text) AS SELECT count(*) FROM ex WHERE i4 + $1 > 0 AND tx LIKE $2;
+SET active_pg.force_pushdown = on;
+EXECUTE p1(1000, 'txt 1%');
+SET plan_cache_mode = force_generic_plan;
+EXECUTE p1(1000, 'txt 1%');
+EXPLAIN (COSTS OFF) EXECUTE p1(1000, 'txt 1%');
+RESET plan_cache_mode;
+SET active_pg.enable = off;
+EXECUTE p1(1000, 'txt 1%');
+RESET active_pg.enable;
+DEALLOCATE p1;
+-- init-plan values
+SELECT ap_check('SELECT id FROM ex WHERE i4 > (SELECT avg(i4) FROM ex) + 1');
+
+-- plan shapes: what is on the disks, what stays on the host
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE i4 + 1 > 0 AND md5(tx) = 'x';
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE extract(year FROM d) = 1995 AND tx LIKE 'a%' AND d + 1 < current_date;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE i4 > 0 OR md5(tx) = 'x';
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE n * 2 > 1 AND n / 2 > 1;
+-- PostgreSQL evaluates quals of equal cost in the written order: a qual
+-- after one that stays on the host stays there too (errors on the same rows)
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE n / 2 > 1 AND n * 2 > 1;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE upper(tx COLLATE "C") = 'B' AND upper(tx) = 'A';
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE tx ILIKE 'b%' COLLATE "C" AND tx ILIKE 'a%';
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE date_part('years', d) = 1 AND extract(hour FROM ts) = 1;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE CASE i2 WHEN 1 THEN 'a' ELSE 'b' END = 'a' AND nullif(i4, 0) > 1 AND i2 IS DISTINCT FROM i4;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE d < now()::date AND ts > now() - interval '1 day';
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE i4 > random();
+-- projection pushdown: computed targets on the disks, with VERBOSE lists
+EXPLAIN (COSTS OFF) SELECT id, i4 * 2, n2 * (1 - n2) FROM ex WHERE d < '1995-01-01';
+EXPLAIN (VERBOSE, COSTS OFF) SELECT id, i4 * 2, n2 * (1 - n2) FROM ex WHERE d < '1995-01-01' AND md5(tx) <> 'x';
+-- one target the disks cannot compute keeps every computed target on the host
+EXPLAIN (VERBOSE, COSTS OFF) SELECT i4 * 2, md5(tx) FROM ex;
+-- aggregates read plain columns: nothing to push
+EXPLAIN (COSTS OFF) SELECT sum(n2 * (1 - n2)) FROM ex WHERE d < '1995-01-01';
+
+-- errors are PostgreSQL's own, with and without pushdown
+SET active_pg.force_pushdown = on;
+SELECT i4 * 1000000 FROM ex_edge;
+SELECT id FROM ex_edge WHERE i4 * 1000000 > 0;
+SELECT id FROM ex_edge WHERE i4 / (i2 - i2) > 0;
+SELECT id FROM ex_edge WHERE i2 + 32767::int2 > 0;
+SELECT id FROM ex_edge WHERE i8 * 10 > 0;
+SELECT id FROM ex_edge WHERE i4 % (i2 - i2) = 0;
+SELECT id FROM ex_edge WHERE f8 * 1e308 > 0;
+SELECT id FROM ex_edge WHERE substring(tx FROM 1 FOR i2) = 'x';
+SELECT id FROM ex_edge WHERE d + 2147483647 > d;
+SELECT i2::int2 * 2::int2 FROM ex_edge;
+SELECT (i8 / 100)::int4 FROM ex_edge;
+SELECT -i4 FROM ex_edge;
+SELECT id FROM ex_edge WHERE n2::numeric(4,0) > 0;
+SELECT id FROM ex_edge WHERE d - date '2000-01-01' > 0;
+-- an error in a row the host filter removes first is no error
+SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
+SET active_pg.enable = off;
+SELECT i4 * 1000000 FROM ex_edge;
+SELECT id FROM ex_edge WHERE i4 * 1000000 > 0;
+SELECT id FROM ex_edge WHERE i4 / (i2 - i2) > 0;
+SELECT id FROM ex_edge WHERE i2 + 32767::int2 > 0;
+SELECT id FROM ex_edge WHERE i8 * 10 > 0;
+SELECT id FROM ex_edge WHERE i4 % (i2 - i2) = 0;
+SELECT id FROM ex_edge WHERE f8 * 1e308 > 0;
+SELECT id FROM ex_edge WHERE substring(tx FROM 1 FOR i2) = 'x';
+SELECT id FROM ex_edge WHERE d + 2147483647 > d;
+SELECT i2::int2 * 2::int2 FROM ex_edge;
+SELECT (i8 / 100)::int4 FROM ex_edge;
+SELECT -i4 FROM ex_edge;
+SELECT id FROM ex_edge WHERE n2::numeric(4,0) > 0;
+SELECT id FROM ex_edge WHERE d - date '2000-01-01' > 0;
+SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
+RESET active_pg.enable;
+RESET active_pg.force_pushdown;
+
+-- host filter accounting under ANALYZE
+CREATE FUNCTION ap_explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	FOR l IN EXECUTE q LOOP
+		RETURN NEXT l;
+	END LOOP;
+END
+$$;
+SET active_pg.force_pushdown = on;
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+	SELECT id FROM ex WHERE id <= 100 AND md5(tx) < ''8''') AS line
+WHERE line ~ 'ActiveScan|Filter';
+RESET active_pg.force_pushdown;
