@@ -34,6 +34,13 @@
  */
 #define AP_CAP_AGG					0x0004
 
+#define AP_CAP_PAGES				0x0008	/* distributed-device mode (PageBatch) */
+#define AP_CAP_STATS				0x0010	/* StatsRequest */
+
+/* ScanRequest.mode */
+#define AP_SCAN_MODE_ACTIVE			0	/* run the program at the disk */
+#define AP_SCAN_MODE_PAGES			1	/* ship raw pages; the host does the work */
+
 /* Limits a daemon enforces on a ScanRequest */
 #define AP_MAX_COLUMNS				1600	/* MaxHeapAttributeNumber */
 #define AP_MAX_EXPR_DEPTH			200
