@@ -433,7 +433,52 @@ ap_not_constant_walker(Node *node, void *context)
 	return expression_tree_walker(node, ap_not_constant_walker, context);
 }
 
-/* Var-free stable/immutable computation the host evaluates once per scan. */
+/*
+ * Could evaluating this Var-free subtree raise a data-dependent error?
+ * Stock PostgreSQL evaluates such a subtree only for rows that reach it, so
+ * evaluating it once at scan start would raise errors (e.g. `$1 - date
+ * 'infinity'`, `$1 / 0`) where a plain scan raises none.  Leakproof
+ * functions cannot raise data-dependent errors, argument-less ones
+ * (now(), current_date) do not depend on data; anything else may.
+ */
+static bool
+ap_may_raise_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Const:
+		case T_Param:
+		case T_SQLValueFunction:
+		case T_RelabelType:
+		case T_List:
+			break;
+		case T_FuncExpr:
+			{
+				FuncExpr   *fe = (FuncExpr *) node;
+
+				if (fe->args != NIL && !get_func_leakproof(fe->funcid))
+					return true;
+				break;
+			}
+		case T_OpExpr:
+			set_opfuncid((OpExpr *) node);
+			if (!get_func_leakproof(((OpExpr *) node)->opfuncid))
+				return true;
+			break;
+		default:
+			return true;		/* I/O conversions, CASE, ...: be safe */
+	}
+	return expression_tree_walker(node, ap_may_raise_walker, context);
+}
+
+/*
+ * Var-free stable/immutable computation the host evaluates once per scan.
+ * Only subtrees that cannot raise data-dependent errors qualify; the others
+ * are shipped as expressions over the Params (or stay on the host), so that
+ * errors happen exactly for the rows where stock PostgreSQL raises them.
+ */
 bool
 ApIsHostConstant(Node *node)
 {
@@ -442,7 +487,9 @@ ApIsHostConstant(Node *node)
 	if (!IsA(node, FuncExpr) && !IsA(node, OpExpr) &&
 		!IsA(node, SQLValueFunction) && !IsA(node, CoerceViaIO))
 		return false;
-	return !ap_not_constant_walker(node, NULL);
+	if (ap_not_constant_walker(node, NULL))
+		return false;
+	return !ap_may_raise_walker(node, NULL);
 }
 
 /* The kind family a relabeling must stay within (varchar and text are one). */
