@@ -15,7 +15,10 @@ PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
 EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/planner.o extension/encode.o extension/client.o \
 	extension/exec.o extension/explain.o extension/launcher.o \
-	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o
+	extension/bloom_planner.o extension/bloom_exec.o \
+	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o \
+	extension/model.o extension/pages.o extension/pagevis.o \
+	extension/stats.o
 OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o
 
 PG_CPPFLAGS = -Iproto -Iextension

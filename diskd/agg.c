@@ -112,6 +112,8 @@ struct ApAgg
 	uint32_t	ngroups;
 	size_t		group_bytes;	/* header + states */
 
+	ap_u128		fixed_bound;	/* 10^38: the range of an ApFixed coefficient */
+
 	uint64_t	groups_shipped;
 	uint64_t	flushes;
 };
@@ -193,6 +195,47 @@ check_spec(const ActivePg__AggSpec *m, int expr_kind, AggSpec *sp, char *err, si
 	return 0;
 }
 
+/* Two expressions with the same encoding (sum(x) and count(x) of avg(x)). */
+static bool
+same_expr(const ActivePg__Expr *x, const ActivePg__Expr *y)
+{
+	size_t		nx = active_pg__expr__get_packed_size(x);
+	size_t		ny = active_pg__expr__get_packed_size(y);
+	uint8_t    *bx;
+	uint8_t    *by;
+	bool		same = false;
+
+	if (nx != ny)
+		return false;
+	bx = malloc(nx + 1);
+	by = malloc(ny + 1);
+	if (bx != NULL && by != NULL)
+	{
+		active_pg__expr__pack(x, bx);
+		active_pg__expr__pack(y, by);
+		same = memcmp(bx, by, nx) == 0;
+	}
+	free(bx);
+	free(by);
+	return same;
+}
+
+/*
+ * Index of e among the argument expressions (after the nkeys keys), added
+ * if new: every distinct argument is evaluated once per tuple.
+ */
+static int
+add_expr(ActivePg__Expr **exprs, size_t *nexprs, int nkeys, ActivePg__Expr *e)
+{
+	for (size_t i = (size_t) nkeys; i < *nexprs; i++)
+	{
+		if (same_expr(exprs[i], e))
+			return (int) i;
+	}
+	exprs[*nexprs] = e;
+	return (int) (*nexprs)++;
+}
+
 /*
  * Compile the aggregation of a request: keys, arguments and filters become
  * the computed projections of one VM program.  0 or an ApErrCode with err set.
@@ -268,13 +311,14 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 				free(exprs);
 				return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: aggs[%d].arg missing", j);
 			}
-			a->specs[j].arg = (int) nexprs;
-			exprs[nexprs++] = m->arg;
+			a->specs[j].arg = add_expr(exprs, &nexprs, a->nkeys, m->arg);
 		}
 		if (m->filter != NULL)
+			a->specs[j].filter = add_expr(exprs, &nexprs, a->nkeys, m->filter);
+		if (a->specs[j].arg < 0 && m->fn != AP_AGG_COUNT_STAR)
 		{
-			a->specs[j].filter = (int) nexprs;
-			exprs[nexprs++] = m->filter;
+			free(exprs);
+			return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory");
 		}
 	}
 
@@ -331,6 +375,9 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	a->keycap = 256;
 	a->keybuf = malloc(a->keycap);
 	a->group_bytes = AGG_ALIGN(sizeof(AggGroup) + sizeof(AggState) * a->nspecs);
+	a->fixed_bound = 1;
+	for (int i = 0; i < 38; i++)
+		a->fixed_bound *= 10;
 	a->budget = budget < AGG_MIN_BUDGET ? AGG_MIN_BUDGET : (size_t) budget;
 	a->index_cap = AGG_INDEX_INITIAL;
 	a->index = calloc(a->index_cap, sizeof(AggGroup *));
@@ -624,7 +671,8 @@ fixed_int(int k, const unsigned char *p)
  * disk cannot be exact.
  */
 static ApStatus
-next_state(const AggSpec *sp, const AggState *cur, const ApValue *v, AggNext *nx)
+next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue *v,
+		   AggNext *nx)
 {
 	nx->st = *cur;
 	nx->vdatum = NULL;
@@ -678,6 +726,17 @@ next_state(const AggSpec *sp, const AggState *cur, const ApValue *v, AggNext *nx
 				}
 				if (!cur->has)
 					nx->st.u.fx = x;
+				else if (cur->u.fx.dscale == x.dscale)
+				{
+					/* the usual case (one column's scale): both below 10^38, no int128 overflow */
+					ap_i128		r = cur->u.fx.coef + x.coef;
+					ap_u128		mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
+
+					if (mag >= a->fixed_bound)
+						return AP_FALLBACK;
+					nx->st.u.fx.coef = r;
+					nx->st.u.fx.dscale = x.dscale;
+				}
 				else if (ap_fixed_add(&cur->u.fx, &x, false, &nx->st.u.fx) != AP_OK)
 					return AP_FALLBACK;
 				return AP_OK;
@@ -831,7 +890,7 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 				continue;
 			}
 		}
-		if (next_state(sp, g ? &g->states[j] : &empty_state, arg, nx) != AP_OK)
+		if (next_state(a, sp, g ? &g->states[j] : &empty_state, arg, nx) != AP_OK)
 			return AP_AGG_FALLBACK;
 		if (nx->touch && nx->vdatum != NULL &&
 			(g == NULL || !g->states[j].has || g->states[j].u.v.cap < nx->vlen + 4))

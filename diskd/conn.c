@@ -366,10 +366,28 @@ handshake(ApConn *c)
 
 	hr.protocol_version = AP_PROTOCOL_VERSION;
 	hr.disk_id = diskd_config.disk_id;
-	hr.capabilities = AP_CAP_SELECT | AP_CAP_EXPRESSIONS;
+	hr.capabilities = AP_CAP_SELECT | AP_CAP_EXPRESSIONS | AP_CAP_BLOOM | AP_CAP_AGG |
+		AP_CAP_PAGES | AP_CAP_STATS;
+	/* the host's cost model and EXPLAIN read the emulated drive from here */
+	hr.media_mbps = diskd_config.media_mbps;
+	hr.cpu_ratio = diskd_config.cpu_ratio;
+	hr.memory_bytes = diskd_config.memory_bytes;
 	hr.server_version = "diskd 0.1";
 	reply.msg_case = ACTIVE_PG__FRAME__MSG_HELLO_REPLY;
 	reply.hello_reply = &hr;
+	return ap_conn_send(c, &reply);
+}
+
+/* Answer a StatsRequest with the daemon's cumulative counters. */
+static int
+send_stats(ApConn *c)
+{
+	ActivePg__Frame reply = ACTIVE_PG__FRAME__INIT;
+	ActivePg__StatsReply sr = ACTIVE_PG__STATS_REPLY__INIT;
+
+	ap_stats_fill(&sr);
+	reply.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REPLY;
+	reply.stats_reply = &sr;
 	return ap_conn_send(c, &reply);
 }
 
@@ -403,6 +421,9 @@ ap_conn_serve(int fd)
 					break;
 				case ACTIVE_PG__FRAME__MSG_CANCEL:
 					/* a Cancel that crossed our Done on the wire: nothing to stop */
+					break;
+				case ACTIVE_PG__FRAME__MSG_STATS_REQUEST:
+					rc = send_stats(c);
 					break;
 				default:
 					{

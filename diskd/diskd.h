@@ -14,6 +14,8 @@
  *   vm_str.c     VM strings: LIKE, substring, length, case, concatenation
  *   rowenc.c     encode projected values into RowBatch rows (proto/ap_rows.h)
  *   ioring.c     io_uring stripe-unit reader (O_DIRECT, aligned buffers)
+ *   throttle.c   emulation: media-rate token bucket, disk-CPU wait
+ *   stats.c      the daemon's cumulative counters (StatsReply)
  *   scan.c       one scan: read units, decide visibility, filter, project, ship
  *   conn.c       one client connection: frames, handshake, dispatch (a thread)
  *   main.c       flags, signals, listener
@@ -25,6 +27,7 @@
 #ifndef DISKD_H
 #define DISKD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +69,8 @@ typedef enum ApPageStatus
 ApPageStatus ap_page_check(const unsigned char *page, uint32_t blkno, bool checksums);
 uint16_t	ap_page_checksum(const unsigned char *page, uint32_t blkno);
 int			ap_page_nitems(const unsigned char *page);
+/* All zeroes (what ap_page_check calls AP_PAGE_NEW), without the other checks. */
+bool		ap_page_is_new(const unsigned char *page);
 bool		ap_page_all_visible(const unsigned char *page);
 /* Line pointer `off` (1-based): fills flags, byte offset and length. */
 void		ap_page_item(const unsigned char *page, int off,
@@ -386,6 +391,43 @@ ApReader   *ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisk
 int			ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen);
 void		ap_reader_close(ApReader *r);
 
+/* ---------- throttle.c ---------- */
+
+/*
+ * A token bucket in bytes.  rate 0 = off.  tokens may be negative (debt that
+ * chargers are waiting out).  Guarded by lock.
+ */
+typedef struct ApBucket
+{
+	pthread_mutex_t lock;
+	double		rate;			/* bytes per second */
+	double		burst;			/* base depth, bytes */
+	double		tokens;
+	uint64_t	last_ns;		/* CLOCK_MONOTONIC of the last refill */
+} ApBucket;
+
+uint64_t	ap_mono_ns(void);
+uint64_t	ap_thread_cpu_ns(void);
+void		ap_sleep_us(uint64_t us);
+/* Set rate (0 = off) and fill to the base burst at now_ns; lock must be initialized. */
+void		ap_bucket_set(ApBucket *b, uint64_t bytes_per_sec, uint64_t now_ns);
+/* Charge bytes delivered at now_ns; microseconds the caller must wait. */
+uint64_t	ap_bucket_charge(ApBucket *b, uint64_t bytes, uint64_t now_ns);
+/* cpu_ns * (1/ratio - 1) in microseconds; 0 when ratio is 0 or >= 1. */
+uint64_t	ap_cpu_wait_us(double ratio, uint64_t cpu_ns);
+/* The daemon's drive (one per process, shared by all connections). */
+void		ap_throttle_configure(uint32_t media_mbps, double cpu_ratio);
+uint64_t	ap_media_throttle_us(uint64_t bytes);
+uint64_t	ap_cpu_throttle_us(uint64_t cpu_ns);
+bool		ap_cpu_throttle_on(void);
+
+/* ---------- stats.c ---------- */
+
+void		ap_stats_start(void);
+/* Add a finished scan's statistics to the daemon's counters. */
+void		ap_stats_add_scan(const ActivePg__ScanStats *st);
+void		ap_stats_fill(ActivePg__StatsReply *r);
+
 /* ---------- scan.c / conn.c ---------- */
 
 typedef struct ApConn ApConn;	/* one client connection (conn.c) */
@@ -410,10 +452,17 @@ typedef struct ApConfig
 	const char *data_dir;
 	uint32_t	disk_id;
 	uint32_t	queue_depth;
-	uint64_t	memory_bytes;	/* per-scan memory budget */
+	/*
+	 * Per-scan memory budget: read buffers and batches, and it also caps the
+	 * aggregation table and the Bloom filters of a scan.
+	 */
+	uint64_t	memory_bytes;
 	uint32_t	max_connections;
 	const char *secret;			/* NULL = none */
 	bool		direct_io_default;
+	/* emulation (0 = off): see throttle.c and diskd --help */
+	uint32_t	media_mbps;		/* MB/s (2^20 bytes) the drive delivers */
+	double		cpu_ratio;		/* disk CPU speed relative to the host */
 } ApConfig;
 
 extern ApConfig diskd_config;

@@ -27,6 +27,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -48,6 +49,8 @@
 #define DISKD_MAX_CONN_DEFAULT		64
 #define DISKD_MAX_CONN_MAX			4096
 #define DISKD_LISTEN_BACKLOG		128
+#define DISKD_MEDIA_MBPS_MAX		100000
+#define DISKD_CPU_RATIO_MIN			0.01
 
 int			diskd_disk_id = 0;
 ApConfig	diskd_config;
@@ -109,9 +112,25 @@ usage(void)
 		   "      --secret S           shared secret Hello must carry\n"
 		   "                           (default: $ACTIVE_PG_DISK_SECRET)\n"
 		   "      --buffered           default to buffered reads instead of O_DIRECT\n"
-		   "  -h, --help               show this help\n",
+		   "  -h, --help               show this help\n\n"
+		   "Emulation (all off by default: the machine runs at full speed):\n"
+		   "      --media-mbps N       media rate: deliver at most N MB/s (1 MB = 2^20 bytes)\n"
+		   "                           of read data, averaged, shared by all scans of this\n"
+		   "                           daemon (0 = off, at most %d)\n"
+		   "      --cpu-ratio R        disk CPU speed relative to the host, %.2f..1: each\n"
+		   "                           chunk's CPU time c is stretched to c / R (0 or 1 = off;\n"
+		   "                           e.g. 0.27 for 133 MHz disks on a 500 MHz host)\n"
+		   "      --memory-mb N        (above) also caps aggregation tables and Bloom filters\n"
+		   "      --emulated-disks N   how many disks are emulated on this machine (default 1),\n"
+		   "                           for the faithfulness check below\n\n"
+		   "The CPU emulation is faithful only while the machine's real CPU is not the\n"
+		   "bottleneck: every emulated disk keeps a core busy R of its time when it is\n"
+		   "CPU-bound, and the host needs a core of its own, so N disks x R + 1 must not\n"
+		   "exceed the cores this process may run on.  Otherwise the disks also wait for\n"
+		   "each other and run slower than R; diskd logs a WARNING at start.\n",
 		   DISKD_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
-		   DISKD_MEMORY_MB_DEFAULT, DISKD_MAX_CONN_DEFAULT);
+		   DISKD_MEMORY_MB_DEFAULT, DISKD_MAX_CONN_DEFAULT,
+		   DISKD_MEDIA_MBPS_MAX, DISKD_CPU_RATIO_MIN);
 }
 
 /* Parse an unsigned flag value within [min, max]; FATAL on anything else. */
@@ -131,6 +150,52 @@ parse_uint_flag(const char *name, const char *value, uint64_t min, uint64_t max)
 		exit(1);
 	}
 	return v;
+}
+
+/* Parse --cpu-ratio: 0 (off) or a number in [DISKD_CPU_RATIO_MIN, 1]; FATAL otherwise. */
+static double
+parse_ratio_flag(const char *name, const char *value)
+{
+	char	   *end;
+	double		v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno != 0 || end == value || *end != '\0' ||
+		!(v == 0.0 || (v >= DISKD_CPU_RATIO_MIN && v <= 1.0)))
+	{
+		diskd_log("FATAL", "invalid value \"%s\" for --%s: expected 0 or a number in %.2f..1",
+				  value, name, DISKD_CPU_RATIO_MIN);
+		exit(1);
+	}
+	return v;
+}
+
+/*
+ * Warn when the CPU emulation cannot be faithful: a CPU-bound emulated disk
+ * keeps a core busy ratio of its time (its work c is stretched to c / ratio,
+ * and only c runs), and the host backend needs a whole core, so ndisks *
+ * ratio + 1 cores must be available.  With fewer, the disks queue for the
+ * real CPU and run slower than the ratio says, and measurements drift from
+ * the model.
+ */
+static void
+check_cpu_faithful(uint32_t ndisks)
+{
+	cpu_set_t	set;
+	int			cores;
+	double		need;
+
+	if (!ap_cpu_throttle_on())
+		return;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cores = CPU_COUNT(&set);
+	else
+		cores = (int) sysconf(_SC_NPROCESSORS_ONLN);
+	need = ndisks * diskd_config.cpu_ratio + 1.0;
+	if (cores > 0 && need > (double) cores)
+		diskd_log("WARNING", "the CPU emulation is not faithful: %u emulated disks x cpu ratio %.2f + 1 host core need %.1f cores, this machine has %d",
+				  ndisks, diskd_config.cpu_ratio, need, cores);
 }
 
 /* Signal handler: only records the request; the accept loop acts on it. */
@@ -355,6 +420,9 @@ main(int argc, char **argv)
 		{"max-connections", required_argument, NULL, 'c'},
 		{"secret", required_argument, NULL, 'S'},
 		{"buffered", no_argument, NULL, 'b'},
+		{"media-mbps", required_argument, NULL, 'M'},
+		{"cpu-ratio", required_argument, NULL, 'R'},
+		{"emulated-disks", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -364,6 +432,7 @@ main(int argc, char **argv)
 	int			opt;
 	int			lfd;
 	const char *env_secret;
+	uint32_t	emulated_disks = 1;
 
 	diskd_config.data_dir = NULL;
 	diskd_config.disk_id = 0;
@@ -372,6 +441,9 @@ main(int argc, char **argv)
 	diskd_config.max_connections = DISKD_MAX_CONN_DEFAULT;
 	diskd_config.secret = NULL;
 	diskd_config.direct_io_default = true;
+	diskd_config.media_mbps = 0;
+	diskd_config.cpu_ratio = 0.0;
+	ap_stats_start();
 
 	while ((opt = getopt_long(argc, argv, "D:h", options, NULL)) != -1)
 	{
@@ -410,6 +482,16 @@ main(int argc, char **argv)
 				break;
 			case 'b':
 				diskd_config.direct_io_default = false;
+				break;
+			case 'M':
+				diskd_config.media_mbps = parse_uint_flag("media-mbps", optarg,
+														  0, DISKD_MEDIA_MBPS_MAX);
+				break;
+			case 'R':
+				diskd_config.cpu_ratio = parse_ratio_flag("cpu-ratio", optarg);
+				break;
+			case 'N':
+				emulated_disks = parse_uint_flag("emulated-disks", optarg, 1, AP_NDISKS_MAX);
 				break;
 			case 'h':
 				usage();
@@ -457,6 +539,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 
+	/* 1.0 is the host's own speed: nothing to emulate */
+	if (diskd_config.cpu_ratio >= 1.0)
+		diskd_config.cpu_ratio = 0.0;
+	ap_throttle_configure(diskd_config.media_mbps, diskd_config.cpu_ratio);
+	check_cpu_faithful(emulated_disks);
+
 	/* A host that disappears mid-send must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
 
@@ -496,6 +584,15 @@ main(int argc, char **argv)
 			  (unsigned long long) (diskd_config.memory_bytes >> 20),
 			  diskd_config.direct_io_default ? "direct" : "buffered",
 			  diskd_config.secret ? ", secret required" : "");
+	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
+	{
+		char		media[32] = "off";
+
+		if (diskd_config.media_mbps > 0)
+			snprintf(media, sizeof(media), "%u MB/s", diskd_config.media_mbps);
+		diskd_log("LOG", "emulating a drive: media rate %s, cpu ratio %.2f",
+				  media, diskd_config.cpu_ratio > 0.0 ? diskd_config.cpu_ratio : 1.0);
+	}
 
 	accept_loop(lfd, listen_tcp != NULL, &waitmask);
 

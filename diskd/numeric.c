@@ -207,24 +207,37 @@ ap_numeric_cmp(const ApNumeric *a, const ApNumeric *b)
 #define NUMERIC_SHORT_WEIGHT_MAX 63
 #define NUMERIC_SHORT_WEIGHT_MIN (-64)
 
-/* 10^k for 0 <= k <= 38 as an unsigned 128-bit integer. */
-static ap_u128
+/* 10^k for 0 <= k <= 19 (the largest power of ten in 64 bits). */
+static const uint64_t pow10_u64[20] = {
+	UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+	UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+	UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+	UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+	UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+	UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+	UINT64_C(10000000000000000000)
+};
+
+/*
+ * 10^k for 0 <= k <= 38 as an unsigned 128-bit integer: a table lookup and
+ * at most one multiplication, since this runs several times per value in
+ * numeric arithmetic and sums (it was a loop of k multiplications).
+ */
+static inline ap_u128
 pow10_u128(int k)
 {
-	ap_u128		r = 1;
-
-	while (k-- > 0)
-		r *= 10;
-	return r;
+	if (k < 20)
+		return pow10_u64[k];
+	return (ap_u128) pow10_u64[k - 19] * pow10_u64[19];
 }
 
 /* |coef| below 10^38: the invariant of every ApFixed. */
-static bool
+static inline bool
 fixed_in_range(ap_i128 coef)
 {
 	ap_u128		mag = coef < 0 ? -(ap_u128) coef : (ap_u128) coef;
 
-	return mag < pow10_u128(FIXED_MAX_POW10);
+	return mag < (ap_u128) pow10_u64[19] * pow10_u64[19];
 }
 
 /* Multiply by 10^k (k >= 0) keeping the invariant; false on overflow. */
@@ -256,6 +269,33 @@ ap_numeric_to_fixed(const ApNumeric *n, ApFixed *out)
 	out->coef = 0;
 	if (n->ndigits == 0)
 		return AP_OK;
+
+	/*
+	 * Fast path for the usual short value (up to 16 decimal digits, scale up
+	 * to 18): 64-bit arithmetic cannot overflow there, and this runs for
+	 * every numeric an expression or a sum reads.
+	 */
+	e = 4 * (n->weight - n->ndigits + 1) + n->dscale;
+	if (n->ndigits <= 4 && e >= -18 && e <= 2)
+	{
+		int64_t		acc64 = 0;
+
+		for (int i = 0; i < n->ndigits; i++)
+			acc64 = acc64 * NBASE + num_digit(n, i);
+		if (e >= 0)
+			acc64 *= (int64_t) pow10_u64[e];
+		else
+		{
+			int64_t		div = (int64_t) pow10_u64[-e];
+
+			if (acc64 % div != 0)
+				return AP_FALLBACK;
+			acc64 /= div;
+		}
+		out->coef = n->negative ? -(ap_i128) acc64 : (ap_i128) acc64;
+		return AP_OK;
+	}
+
 	for (int i = 0; i < n->ndigits; i++)
 	{
 		if (__builtin_mul_overflow(acc, (ap_i128) NBASE, &acc) || !fixed_in_range(acc))

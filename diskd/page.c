@@ -162,6 +162,13 @@ page_is_all_zero(const unsigned char *page)
 	return true;
 }
 
+/* An all-zero page: PageIsNew with nothing written, valid and without tuples. */
+bool
+ap_page_is_new(const unsigned char *page)
+{
+	return page_is_all_zero(page);
+}
+
 /*
  * Structural check (plus checksum when asked).  An all-zero page is a valid
  * empty page (PageIsNew with nothing written); any other page must have a

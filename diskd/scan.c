@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "agg.h"
+#include "bloom.h"
 #include "diskd.h"
 
 #define SCAN_FALLBACK_BATCH		8192	/* TIDs or blocks per Fallback frame */
@@ -36,6 +38,8 @@
 #define SCAN_DEFAULT_TABLESPACE	1663
 #define SCAN_GLOBAL_TABLESPACE	1664
 #define SCAN_TBLSPC_PREFIX		"PG_15_"
+#define SCAN_HOLD_SLICE_US		20000	/* a throttled scan checks for Cancel this often */
+#define SCAN_CPU_HOLD_MIN_US	2000	/* shortest CPU-throttle sleep (see hold_cpu) */
 
 /* vis[] value of an item whose header could not be read */
 #define SCAN_VIS_BAD_HEADER		0xFF
@@ -54,10 +58,21 @@ typedef struct Scan
 	bool		cache_ok;
 	ApProgram	prog;
 	bool		prog_ok;
+	ApBloomSet	blooms;			/* Program.blooms, probed right after visibility */
+	bool		blooms_ok;
+	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */
 	ApReader   *reader;
 	ApRowBuf	rows;
 	bool		rows_ok;
-	ApValue    *values;			/* max(prog.max_attno, 1) entries */
+	/* AP_SCAN_MODE_PAGES: raw pages waiting for the next PageBatch */
+	bool		pages_mode;
+	unsigned char *pages;
+	uint32_t   *page_blocks;
+	uint32_t	npages;
+	uint32_t	max_pages;		/* pages per PageBatch: batch_bytes, at least one */
+	uint64_t	cpu_mark;		/* thread CPU time already stretched by --cpu-ratio */
+	int64_t		cpu_balance_us; /* emulated CPU time owed (< 0: overslept, credit) */
+	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries */
 	ApValue    *evals;			/* max(prog.nexprs, 1) computed projections */
 
 	uint64_t   *tids;			/* pending Fallback.tids */
@@ -352,6 +367,52 @@ decide_page_visibility(Scan *s, const unsigned char *page, int nitems)
 	}
 }
 
+/* Ship one AggPartial frame (ApAggSendFn). */
+static int
+send_partial(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroups,
+			 bool memory_flush)
+{
+	Scan	   *s = (Scan *) arg;
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__AggPartial ap = ACTIVE_PG__AGG_PARTIAL__INIT;
+
+	ap.ngroups = ngroups;
+	ap.groups.len = len;
+	ap.groups.data = (uint8_t *) rows;
+	ap.memory_flush = memory_flush;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_AGG_PARTIAL;
+	frame.agg_partial = &ap;
+	return scan_send(s, &frame);
+}
+
+/* Ship and forget every partial group; -1 with the error set. */
+static int
+flush_groups(Scan *s, bool memory_flush)
+{
+	if (ap_agg_flush(s->agg, memory_flush, s->batch_bytes, send_partial, s) < 0)
+		return s->err_code != AP_ERR_NONE ? -1 :
+			scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory shipping partial groups");
+	return 0;
+}
+
+/* Aggregate a tuple that passed the filter; a full table is shipped first. */
+static int
+aggregate_tuple(Scan *s, uint32_t blkno, int off)
+{
+	ApAggResult r = ap_agg_add(s->agg, s->values);
+
+	if (r == AP_AGG_FULL)
+	{
+		if (flush_groups(s, true) < 0)
+			return -1;
+		r = ap_agg_add(s->agg, s->values);
+	}
+	if (r != AP_AGG_ADDED)
+		return fallback_tid(s, blkno, off);
+	s->stats.tuples_passed++;
+	return 0;
+}
+
 /* Visibility, decoding, filter and projection of one page. */
 static int
 scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
@@ -405,7 +466,24 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		s->stats.tuples_visible++;
 
-		if (s->prog.max_attno > 0 &&
+		/* the join's filter first: most rows of a selective join end here */
+		if (s->blooms.nfilters > 0)
+		{
+			if (ap_tuple_deform(&s->desc, tup, len, &hdr, s->blooms.max_attno,
+								s->values) != AP_OK)
+			{
+				if (fallback_tid(s, blkno, off) < 0)
+					return -1;
+				continue;
+			}
+			s->stats.bloom_tested++;
+			if (!ap_bloom_pass(&s->blooms, s->values))
+			{
+				s->stats.bloom_dropped++;
+				continue;
+			}
+		}
+		if (s->prog.max_attno > (s->blooms.nfilters > 0 ? s->blooms.max_attno : 0) &&
 			ap_tuple_deform(&s->desc, tup, len, &hdr, s->prog.max_attno, s->values) != AP_OK)
 		{
 			if (fallback_tid(s, blkno, off) < 0)
@@ -421,6 +499,12 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		if (pass != AP_TRUE)
 			continue;
+		if (s->agg != NULL)
+		{
+			if (aggregate_tuple(s, blkno, off) < 0)
+				return -1;
+			continue;
+		}
 		/* a computed projection that cannot be reproduced sends the tuple home */
 		if (s->prog.nexprs > 0 &&
 			ap_program_project(&s->prog, s->values, s->evals) != AP_OK)
@@ -527,6 +611,9 @@ check_request(Scan *s)
 	s->queue_depth = req->queue_depth ? req->queue_depth : diskd_config.queue_depth;
 	if (req->snapshot == NULL)
 		return scan_fail(s, AP_ERR_BAD_REQUEST, "snapshot: missing");
+	if (req->mode != AP_SCAN_MODE_ACTIVE && req->mode != AP_SCAN_MODE_PAGES)
+		return scan_fail(s, AP_ERR_UNSUPPORTED, "mode: %u is not a known scan mode", req->mode);
+	s->pages_mode = (req->mode == AP_SCAN_MODE_PAGES);
 
 	/* Memory actually committed: one buffer per unit in flight plus the batch. */
 	slots = units_of_disk(req);
@@ -539,6 +626,29 @@ check_request(Scan *s)
 						 (unsigned long long) (need_bytes >> 10), (unsigned) slots,
 						 req->stripe_pages, s->batch_bytes,
 						 (unsigned long long) (diskd_config.memory_bytes >> 10));
+
+	/*
+	 * Bloom filters live in the request and are probed in place, so they
+	 * count against the same per-scan budget (--memory-mb is the disk's
+	 * memory); page mode ignores the program and them.
+	 */
+	if (!s->pages_mode && req->program != NULL)
+	{
+		uint64_t	bloom_bytes = 0;
+		size_t		i;
+
+		for (i = 0; i < req->program->n_blooms; i++)
+		{
+			if (req->program->blooms[i] != NULL)
+				bloom_bytes += req->program->blooms[i]->bits.len;
+		}
+		if (need_bytes + bloom_bytes > diskd_config.memory_bytes)
+			return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
+							 "scan needs %llu kB of buffers and %llu kB of Bloom filters, the per-scan budget is %llu kB",
+							 (unsigned long long) (need_bytes >> 10),
+							 (unsigned long long) (bloom_bytes >> 10),
+							 (unsigned long long) (diskd_config.memory_bytes >> 10));
+	}
 	return 0;
 }
 
@@ -576,8 +686,34 @@ prepare_scan(Scan *s)
 		return scan_fail(s, (uint32_t) rc, "program: %s", s->prog.error);
 	s->prog_ok = true;
 	s->prog.encoding_utf8 = req->encoding_utf8;
+	rc = ap_bloom_compile(req->program, &s->desc, &s->blooms);
+	if (rc != 0)
+		return scan_fail(s, (uint32_t) rc, "program: %s", s->blooms.error);
+	s->blooms_ok = true;
+	if (req->program != NULL && req->program->agg != NULL)
+	{
+		char		err[256];
+		uint64_t	reserved = (uint64_t) s->queue_depth * req->stripe_pages * AP_BLCKSZ +
+			s->batch_bytes;
+		uint64_t	avail = diskd_config.memory_bytes > reserved ?
+			diskd_config.memory_bytes - reserved : 0;
+		uint64_t	budget = req->program->agg->memory_bytes;
 
-	s->values = calloc(s->prog.max_attno > 0 ? s->prog.max_attno : 1, sizeof(ApValue));
+		/* the table gets what the per-scan budget leaves after the read buffers */
+		if (budget > avail)
+			budget = avail;
+		rc = ap_agg_compile(req->program->agg, &s->desc, req->encoding_utf8, budget,
+							&s->agg, err, sizeof(err));
+		if (rc != 0)
+			return scan_fail(s, (uint32_t) rc, "program.%s", err);
+		/* deform what the keys and arguments read, too */
+		if (ap_agg_max_attno(s->agg) > s->prog.max_attno)
+			s->prog.max_attno = ap_agg_max_attno(s->agg);
+	}
+
+	s->values = calloc(s->prog.max_attno > s->blooms.max_attno ?
+					   s->prog.max_attno : (s->blooms.max_attno > 0 ? s->blooms.max_attno : 1),
+					   sizeof(ApValue));
 	s->evals = calloc(s->prog.nexprs > 0 ? s->prog.nexprs : 1, sizeof(ApValue));
 	s->tids = malloc(SCAN_FALLBACK_BATCH * sizeof(uint64_t));
 	s->fb_blocks = malloc(SCAN_FALLBACK_BATCH * sizeof(uint32_t));
@@ -590,6 +726,113 @@ prepare_scan(Scan *s)
 	if (ap_rowbuf_init(&s->rows, s->batch_bytes + 2 * AP_BLCKSZ) < 0)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	s->rows_ok = true;
+	return 0;
+}
+
+/* Ship the buffered raw pages as one PageBatch. */
+static int
+flush_pages(Scan *s)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__PageBatch batch = ACTIVE_PG__PAGE_BATCH__INIT;
+
+	if (s->npages == 0)
+		return 0;
+	batch.n_blocks = s->npages;
+	batch.blocks = s->page_blocks;
+	batch.pages.len = (size_t) s->npages * AP_BLCKSZ;
+	batch.pages.data = s->pages;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_PAGE_BATCH;
+	frame.page_batch = &batch;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+	s->npages = 0;
+	return 0;
+}
+
+/*
+ * Distributed-device mode: queue one page for the host as it is, with no
+ * checks (the host verifies it as it verifies any page it reads).  Only
+ * all-zero pages stay home: PostgreSQL accepts them silently and they hold
+ * no tuples, so the host would do nothing with them.
+ */
+static int
+ship_page(Scan *s, const unsigned char *page, uint32_t blkno)
+{
+	if (ap_page_is_new(page))
+		return 0;
+	memcpy(s->pages + (size_t) s->npages * AP_BLCKSZ, page, AP_BLCKSZ);
+	s->page_blocks[s->npages++] = blkno;
+	return s->npages == s->max_pages ? flush_pages(s) : 0;
+}
+
+/* Buffers of the distributed-device mode; the program is ignored. */
+static int
+prepare_pages(Scan *s)
+{
+	s->max_pages = s->batch_bytes / AP_BLCKSZ;
+	if (s->max_pages == 0)
+		s->max_pages = 1;
+	s->pages = malloc((size_t) s->max_pages * AP_BLCKSZ);
+	s->page_blocks = malloc(s->max_pages * sizeof(uint32_t));
+	if (s->pages == NULL || s->page_blocks == NULL)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	return 0;
+}
+
+/*
+ * Hold the scan for an emulation throttle of us microseconds, in short
+ * slices so a Cancel from the host is seen while a slow drive is emulated.
+ * The time actually held is added to throttle_us and, if held is not NULL,
+ * returned there.
+ */
+static int
+scan_hold(Scan *s, uint64_t us, uint64_t *held)
+{
+	uint64_t	start;
+	uint64_t	end;
+	uint64_t	now;
+
+	if (held != NULL)
+		*held = 0;
+	if (us == 0)
+		return 0;
+	start = now_us();
+	end = start + us;
+	for (now = start; now < end; now = now_us())
+	{
+		ap_sleep_us(end - now < SCAN_HOLD_SLICE_US ? end - now : SCAN_HOLD_SLICE_US);
+		if (ap_conn_cancel_requested(s->c))
+		{
+			s->stats.throttle_us += now_us() - start;
+			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
+		}
+	}
+	s->stats.throttle_us += now - start;
+	if (held != NULL)
+		*held = now - start;
+	return 0;
+}
+
+/*
+ * Pay owed microseconds of emulated disk CPU.  Every sleep overshoots by the
+ * timer slack (tens of microseconds, more on a busy machine) and a unit owes
+ * well under a millisecond at full speed, so paying each unit on its own
+ * would stretch the disk far beyond 1/ratio: the debt is paid in sleeps of
+ * at least SCAN_CPU_HOLD_MIN_US and an overshoot is credited to the next
+ * units, keeping the total at cpu * (1/ratio - 1).
+ */
+static int
+hold_cpu(Scan *s, uint64_t owed)
+{
+	uint64_t	held;
+
+	s->cpu_balance_us += (int64_t) owed;
+	if (s->cpu_balance_us < SCAN_CPU_HOLD_MIN_US)
+		return 0;
+	if (scan_hold(s, (uint64_t) s->cpu_balance_us, &held) < 0)
+		return -1;
+	s->cpu_balance_us -= (int64_t) held;
 	return 0;
 }
 
@@ -625,17 +868,39 @@ scan_units(Scan *s)
 		}
 		s->stats.io_us += chunk.io_us;
 		s->stats.units_done++;
+		/* emulated media: the drive delivers no faster than its rate */
+		if (scan_hold(s, ap_media_throttle_us((uint64_t) chunk.nblocks * AP_BLCKSZ), NULL) < 0)
+			return -1;
 		for (i = 0; i < chunk.nblocks; i++)
 		{
+			const unsigned char *page = chunk.data + (size_t) i * AP_BLCKSZ;
+
 			s->stats.pages_read++;
 			s->stats.bytes_read += AP_BLCKSZ;
-			if (scan_page(s, chunk.data + (size_t) i * AP_BLCKSZ, chunk.first_block + i) < 0)
+			if ((s->pages_mode ? ship_page(s, page, chunk.first_block + i) :
+				 scan_page(s, page, chunk.first_block + i)) < 0)
+				return -1;
+		}
+		/*
+		 * Emulated disk CPU: all CPU time c the scan used since the last
+		 * chunk (set-up, reading, this chunk's work) takes c / ratio, so
+		 * ScanStats.cpu_us / ratio is the emulated disk's time.
+		 */
+		if (ap_cpu_throttle_on())
+		{
+			uint64_t	cpu = ap_thread_cpu_ns();
+			uint64_t	owed = ap_cpu_throttle_us(cpu - s->cpu_mark);
+
+			s->cpu_mark = cpu;
+			if (hold_cpu(s, owed) < 0)
 				return -1;
 		}
 		if (ap_conn_cancel_requested(s->c))
 			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
 	}
-	if (flush_rows(s) < 0 || flush_fallback(s) < 0)
+	if (s->agg != NULL && flush_groups(s, false) < 0)
+		return -1;
+	if (flush_pages(s) < 0 || flush_rows(s) < 0 || flush_fallback(s) < 0)
 		return -1;
 	return 0;
 }
@@ -691,6 +956,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 {
 	Scan	   *s;
 	uint64_t	t0 = now_us();
+	uint64_t	cpu0 = ap_thread_cpu_ns();
 	int			rc;
 
 	s = calloc(1, sizeof(Scan));
@@ -701,6 +967,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 	}
 	s->c = c;
 	s->req = req;
+	s->cpu_mark = cpu0;
 	active_pg__scan_stats__init(&s->stats);
 
 	if (check_request(s) < 0)
@@ -711,7 +978,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 				  req->rel->spc_oid, SCAN_TBLSPC_PREFIX);
 		goto done;
 	}
-	if (prepare_scan(s) < 0)
+	if ((s->pages_mode ? prepare_pages(s) : prepare_scan(s)) < 0)
 		goto done;
 	(void) scan_units(s);
 
@@ -720,8 +987,10 @@ done:
 	ap_reader_close(s->reader);
 	s->reader = NULL;
 	s->stats.wall_us = now_us() - t0;
-	s->stats.compute_us = s->stats.wall_us > s->stats.io_us ?
-		s->stats.wall_us - s->stats.io_us : 0;
+	/* compute is the real work: neither waiting for reads nor emulation throttles */
+	s->stats.compute_us = s->stats.wall_us > s->stats.io_us + s->stats.throttle_us ?
+		s->stats.wall_us - s->stats.io_us - s->stats.throttle_us : 0;
+	s->stats.cpu_us = (ap_thread_cpu_ns() - cpu0) / 1000;
 
 	if (s->err_code != AP_ERR_NONE)
 	{
@@ -733,6 +1002,8 @@ done:
 		ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
 		ActivePg__Done done = ACTIVE_PG__DONE__INIT;
 
+		if (s->agg != NULL)
+			ap_agg_stats(s->agg, &s->stats.groups_shipped, &s->stats.agg_flushes);
 		done.stats = &s->stats;
 		frame.msg_case = ACTIVE_PG__FRAME__MSG_DONE;
 		frame.done = &done;
@@ -740,6 +1011,7 @@ done:
 	}
 	if (s->close_conn)
 		rc = -1;
+	ap_stats_add_scan(&s->stats);
 
 	if (s->rows_ok)
 		ap_rowbuf_free(&s->rows);
@@ -747,10 +1019,15 @@ done:
 		ap_xidcache_free(&s->cache);
 	if (s->prog_ok)
 		ap_program_free(&s->prog);
+	if (s->blooms_ok)
+		ap_bloom_free(&s->blooms);
+	ap_agg_free(s->agg);
 	free(s->values);
 	free(s->evals);
 	free(s->tids);
 	free(s->fb_blocks);
+	free(s->pages);
+	free(s->page_blocks);
 	free(s->snap.xip);
 	free(s->snap.subxip);
 	free(s->desc.cols);

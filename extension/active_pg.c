@@ -15,6 +15,7 @@
 
 #include "active_pg.h"
 #include "agg.h"
+#include "bloom.h"
 
 PG_MODULE_MAGIC;
 
@@ -28,6 +29,10 @@ _PG_init(void)
 	ApPlannerInit();
 	ApExecInit();
 	ApAggPlannerInit();
+	ApBloomPlannerInit();
 	if (process_shared_preload_libraries_in_progress)
+	{
+		ApStatsShmemRequest();
 		ApLauncherRegister();
+	}
 }

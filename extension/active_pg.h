@@ -50,7 +50,12 @@ extern int	active_pg_batch_kb;			/* active_pg.batch_kb */
 extern bool active_pg_direct_io;		/* active_pg.direct_io */
 extern int	active_pg_queue_depth;		/* active_pg.queue_depth */
 extern int	active_pg_connect_timeout_ms;	/* active_pg.connect_timeout_ms */
-extern double active_pg_disk_cpu_ratio;	/* active_pg.disk_cpu_ratio (cost model) */
+extern double active_pg_disk_cpu_ratio;	/* active_pg.disk_cpu_ratio (emulation, cost model) */
+extern int	active_pg_disk_media_mbps;	/* active_pg.disk_media_mbps (emulation, 0 = off) */
+extern int	active_pg_disk_memory_mb;	/* active_pg.disk_memory_mb (emulation, 0 = default) */
+extern int	active_pg_interconnect_mbps;	/* active_pg.interconnect_mbps (0 = off) */
+extern int	active_pg_scan_mode;		/* active_pg.scan_mode: AP_SCAN_MODE_* */
+extern int	active_pg_host_cores;		/* active_pg.host_cores (0 = sysconf) */
 
 void		ApGucInit(void);
 
@@ -92,8 +97,16 @@ typedef enum ApScanPrivateIndex
 	AP_PRIV_PROJECT = 0,		/* IntList: attribute numbers the disks ship */
 	AP_PRIV_DISK_QUALS,			/* IntList: positions of the disk quals in custom_exprs */
 	AP_PRIV_NEXPRS,				/* Integer: computed entries of custom_scan_tlist */
+	AP_PRIV_BLOOMS,				/* List: Bloom filters the scan carries (bloom.h), or NIL */
+	AP_PRIV_MODEL,				/* List of Float: the cost model's prediction (model.h) */
 	AP_PRIV_COUNT
 } ApScanPrivateIndex;
+
+/* The path's custom_private: the project list, then the Bloom filters. */
+#define AP_PATH_PRIV_PROJECT		0
+#define AP_PATH_PRIV_BLOOMS			1
+#define AP_PATH_PRIV_MODEL			2	/* then the model's prediction */
+
 
 extern CustomScanMethods ApScanPlanMethods;
 void		ApPlannerInit(void);
@@ -127,6 +140,12 @@ void		ApExecInit(void);
  * active_pg.disks?  The planner offers ActiveScan only if so.
  */
 bool		ApDisksConfigured(void);
+
+/* ---------- stats.c ---------- */
+/* Request the shared memory of the restart counters (_PG_init, preloading only). */
+void		ApStatsShmemRequest(void);
+/* The launcher restarted disk i. */
+void		ApStatsCountRestart(int disk);
 
 /* ---------- launcher.c ---------- */
 void		ApLauncherRegister(void);

@@ -663,6 +663,8 @@ ap_agg_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	if (ap->groups.len < (size_t) ap->ngroups * AP_ROW_HEADER_BYTES)
 		ApProtocolError(conn, psprintf("A partial aggregate claims %u groups in %zu bytes.",
 									   ap->ngroups, ap->groups.len));
+	/* the previous frame's (or tuple's) scratch is garbage now */
+	MemoryContextReset(s->tmp_cxt);
 	s->partial_frames++;
 	s->host.batches++;
 	s->host.bytes_received += ap->groups.len;
@@ -992,14 +994,6 @@ ap_deparse_list(ApAggState *s, List *exprs, List *ancestors, ExplainState *es)
 	return out;
 }
 
-/* Start a text-format line at the current indentation. */
-static void
-ap_agg_text_line(ExplainState *es, const char *label)
-{
-	appendStringInfoSpaces(es->str, es->indent * 2);
-	appendStringInfo(es->str, "%s: ", label);
-}
-
 /* Counters of the disks and the host (ANALYZE). */
 static void
 ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
@@ -1054,36 +1048,36 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 
 	if (h->pushdown_scans > 0)
 	{
-		ap_agg_text_line(es, "Disk Tuples");
+		ApExplainTextLine(es, "Disk Tuples");
 		appendStringInfo(es->str, "seen " UINT64_FORMAT ", visible " UINT64_FORMAT
 						 ", aggregated " UINT64_FORMAT "\n",
 						 t.tuples_seen, t.tuples_visible, t.tuples_passed);
-		ap_agg_text_line(es, "Disk Groups");
+		ApExplainTextLine(es, "Disk Groups");
 		appendStringInfo(es->str, "shipped " UINT64_FORMAT " (", t.groups_shipped);
 		for (int i = 0; i < s->stats_ndisks; i++)
 			appendStringInfo(es->str, "%s" UINT64_FORMAT, i > 0 ? ", " : "",
 							 s->disk_stats_valid[i] ? s->disk_stats[i].groups_shipped : 0);
 		appendStringInfo(es->str, " per disk), memory flushes " UINT64_FORMAT "\n",
 						 t.agg_flushes);
-		ap_agg_text_line(es, "Fallback");
+		ApExplainTextLine(es, "Fallback");
 		appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
 						 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
 						 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
 						 h->fallback_blocks);
-		ap_agg_text_line(es, "Interconnect");
+		ApExplainTextLine(es, "Interconnect");
 		appendStringInfo(es->str, "%s shipped of %s read",
 						 ApFormatBytes((double) t.bytes_shipped),
 						 ApFormatBytes((double) t.bytes_read));
 		if (reduction > 0)
 			appendStringInfo(es->str, " (reduction %.1fx)", reduction);
 		appendStringInfoChar(es->str, '\n');
-		ap_agg_text_line(es, "Disk Time");
+		ApExplainTextLine(es, "Disk Time");
 		appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
 						 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
 	}
 	if (h->host_mode_scans > 0)
 	{
-		ap_agg_text_line(es, "Host Mode");
+		ApExplainTextLine(es, "Host Mode");
 		appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
 						 " executions, " UINT64_FORMAT " tuples\n",
 						 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
@@ -1115,7 +1109,7 @@ ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyList("Disk Aggregate", ap_deparse_list(s, s->aggrefs, ancestors, es), es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		ap_agg_text_line(es, "Disks");
+		ApExplainTextLine(es, "Disks");
 		appendStringInfo(es->str, "%d  Memory: %d kB per disk\n", ndisks,
 						 active_pg_disk_agg_mem);
 	}

@@ -2,7 +2,8 @@
  * agg_planner.c
  *	  create_upper_paths_hook: the ActiveAgg path, its cost, its plan.
  *
- * When ActiveAgg is offered (on UPPERREL_GROUP_AGG, after PostgreSQL's own
+ * When ActiveAgg is offered (on UPPERREL_GROUP_AGG, and on UPPERREL_DISTINCT
+ * for a SELECT DISTINCT without aggregates, after PostgreSQL's own
  * paths; modelled on postgres_fdw's foreign_grouping_ok):
  *	- the input is one plain base relation for which the planner offered an
  *	  ActiveScan path (so every eligibility rule of planner.c holds) and all
@@ -70,7 +71,7 @@ typedef enum ApAggPathIndex
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
 int			active_pg_disk_agg_mem = AP_DISK_AGG_MEM_DEFAULT;
-bool		active_pg_enable_agg = false;
+bool		active_pg_enable_agg = true;
 
 static Plan *ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							  CustomPath *best_path, List *tlist,
@@ -348,13 +349,15 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, int nkeys,
 	path->total_cost = total;
 }
 
-/* Try to add the ActiveAgg path to the grouped rel. */
+/*
+ * Try to add the ActiveAgg path to output_rel, grouping by the expressions of
+ * groupclause (GROUP BY, or the DISTINCT list) with having (a List or NULL).
+ */
 static void
 ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-				GroupPathExtraData *extra)
+				PathTarget *target, List *groupclause, Node *havingqual)
 {
 	Query	   *parse = root->parse;
-	PathTarget *target = output_rel->reltarget;
 	List	   *disk_ri;
 	List	   *host_ri;
 	List	   *keys = NIL;
@@ -363,10 +366,10 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	List	   *having = NIL;
 	ListCell   *lc;
 	CustomPath *cpath;
+	RelOptInfo *parent;
 	double		ngroups;
 
-	if (parse->groupingSets != NIL || parse->hasTargetSRFs ||
-		extra->patype != PARTITIONWISE_AGGREGATE_NONE)
+	if (parse->groupingSets != NIL || parse->hasTargetSRFs)
 		return;
 	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
 		ap_find_scan_path(input_rel) == NULL)
@@ -384,7 +387,7 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		return;
 
 	/* group keys */
-	foreach(lc, parse->groupClause)
+	foreach(lc, groupclause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, root->processed_tlist);
@@ -406,9 +409,9 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		if (!ap_collect_aggrefs(root, input_rel, (Node *) lfirst(lc), keys, &aggrefs))
 			return;
 	}
-	if (extra->havingQual != NULL)
+	if (havingqual != NULL)
 	{
-		having = (List *) extra->havingQual;
+		having = (List *) havingqual;
 		if (!ap_collect_aggrefs(root, input_rel, (Node *) having, keys, &aggrefs))
 			return;
 	}
@@ -423,9 +426,19 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 		ngroups = clamp_row_est(ngroups * clauselist_selectivity(root, having, 0,
 																  JOIN_INNER, NULL));
 
+	/*
+	 * create_customscan_plan sets custom_relids from the path's parent, and
+	 * EXPLAIN names relations by custom_relids only: an upper rel has no
+	 * relids, so the path's parent is a copy of the grouped rel that carries
+	 * the aggregated relation's (as postgres_fdw's fs_relids of an upper rel).
+	 */
+	parent = makeNode(RelOptInfo);
+	memcpy(parent, output_rel, sizeof(RelOptInfo));
+	parent->relids = bms_copy(input_rel->relids);
+
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = output_rel;
+	cpath->path.parent = parent;
 	cpath->path.pathtarget = target;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;
@@ -463,10 +476,35 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || !active_pg_enable || !active_pg_enable_agg ||
-		extra == NULL)
+	if (!active_pg_enable || !active_pg_enable_agg)
 		return;
-	ap_add_agg_path(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+	if (stage == UPPERREL_GROUP_AGG)
+	{
+		GroupPathExtraData *gextra = (GroupPathExtraData *) extra;
+
+		/* partitionwise aggregation calls again per child: not ours */
+		if (gextra == NULL || gextra->patype != PARTITIONWISE_AGGREGATE_NONE)
+			return;
+		ap_add_agg_path(root, input_rel, output_rel, output_rel->reltarget,
+						root->parse->groupClause, gextra->havingQual);
+	}
+	else if (stage == UPPERREL_DISTINCT)
+	{
+		Query	   *parse = root->parse;
+
+		/*
+		 * SELECT DISTINCT over a plain scan: duplicate elimination at the
+		 * disks is a grouping without aggregates (000's "project").  With
+		 * aggregates or GROUP BY the input is already grouped; DISTINCT ON
+		 * keeps one row per key, which is not a grouping.
+		 */
+		if (parse->hasAggs || parse->groupClause != NIL || parse->hasDistinctOn ||
+			parse->hasWindowFuncs || parse->distinctClause == NIL)
+			return;
+		/* the distinct rel has no target of its own; the planner keeps it here */
+		ap_add_agg_path(root, input_rel, output_rel, root->upper_targets[UPPERREL_DISTINCT],
+						parse->distinctClause, NULL);
+	}
 }
 
 /* Params the expressions use (finalize_plan must see them: see agg.h). */

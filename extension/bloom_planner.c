@@ -20,8 +20,10 @@
  *	  ap_bloom.h normalizes: integers in any mix, numeric, date, text/varchar
  *	  and bpchar, the latter two only under a deterministic collation; the big
  *	  side of each is a column, the small side any non-volatile expression;
- *	- the small side's rows must be the ones the join sees: no volatile
- *	  restriction, no lateral reference, an unparameterized path.
+ *	- the small side is a table (not a subquery, whose path belongs to its
+ *	  own planner run and cannot be planned twice) whose rows are the ones
+ *	  the join sees: no volatile restriction, no lateral reference, an
+ *	  unparameterized path.
  * The child runs the small side's cheapest path a second time (the join reads
  * it too): cheap when it is small, and costed.
  *
@@ -103,7 +105,7 @@ ap_bloom_scan_path(RelOptInfo *rel)
 			strcmp(cpath->methods->CustomName, AP_SCAN_NAME) != 0)
 			continue;
 		/* already carrying filters (not produced today) */
-		if (list_nth(cpath->custom_private, AP_PRIV_BLOOMS) != NIL)
+		if (list_nth(cpath->custom_private, AP_PATH_PRIV_BLOOMS) != NIL)
 			continue;
 		ap_scan_path_methods = cpath->methods;
 		return cpath;
@@ -372,7 +374,7 @@ ap_bloom_make_path(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
 	/* the small side's key expressions become the child's target list */
 	entry = lappend(entry, small_exprs);
 	priv = list_copy(base->custom_private);
-	list_nth_cell(priv, AP_PRIV_BLOOMS)->ptr_value = list_make1(entry);
+	list_nth_cell(priv, AP_PATH_PRIV_BLOOMS)->ptr_value = list_make1(entry);
 	bp->custom_private = priv;
 
 	build = child->total_cost + cpu_operator_cost * nkeys * child->rows;
@@ -404,6 +406,9 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	Path	   *inner_path;
 
 	if (big->reloptkind != RELOPT_BASEREL || small->reloptkind != RELOPT_BASEREL)
+		return;
+	/* a subquery's path cannot be planned twice (it owns its subroot) */
+	if (planner_rt_fetch(small->relid, root)->rtekind != RTE_RELATION)
 		return;
 	if (!bms_is_empty(big->lateral_relids) || !bms_is_empty(small->lateral_relids))
 		return;

@@ -968,3 +968,45 @@ active_pg_disks_info(PG_FUNCTION_ARGS)
 	MemoryContextDelete(cxt);
 	return (Datum) 0;
 }
+
+/* ---------------- one-off requests (stats.c) ---------------- */
+
+/*
+ * The configured disks as an unconnected set in cxt (sockets closed by the
+ * context's reset); *addrs receives their addresses.
+ */
+ApConnSet *
+ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	int			n = ap_get_addrs(addrs);
+	ApConnSet  *set = ap_new_set(cxt, *addrs, n);
+
+	MemoryContextSwitchTo(oldcxt);
+	return set;
+}
+
+/* Connect and handshake with one disk of set; false with *err on failure (no retry). */
+bool
+ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   active_pg_connect_timeout_ms);
+
+	return ap_connect(&set->conns[i], addr, deadline, false, err) &&
+		ap_handshake(set, &set->conns[i], deadline, err);
+}
+
+/* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err, may be NULL). */
+int
+ApConnTryFill(ApDiskConn *conn, char **err)
+{
+	return ap_fill(conn, err);
+}
+
+/* Non-throwing ApConnNextFrame: 1 got *out, 0 need more, -1 malformed (*err). */
+int
+ApConnTryNextFrame(ApConnSet *set, ApDiskConn *conn, ActivePg__Frame **out, char **err)
+{
+	return ap_next_frame(set, conn, out, err);
+}

@@ -76,21 +76,6 @@ ap_fifo_grow(MemoryContext cxt, void *arr, int *cap, size_t elemsize)
 	return arr;
 }
 
-/* Status of xid for the snapshot, in HeapTupleSatisfiesMVCC's order. */
-static uint32
-ap_xid_status(TransactionId xid, Snapshot snapshot)
-{
-	if (!TransactionIdIsNormal(xid))
-		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
-	if (TransactionIdIsCurrentTransactionId(xid))
-		return AP_XID_CURRENT;
-	if (!TransactionIdPrecedes(xid, snapshot->xmax) || XidInMVCCSnapshot(xid, snapshot))
-		return AP_XID_NOT_COMMITTED;
-	if (TransactionIdDidCommit(xid))
-		return AP_XID_COMMITTED;
-	return AP_XID_NOT_COMMITTED;
-}
-
 /* Answer one XidStatusRequest at once: the disk is waiting for it. */
 static void
 ap_answer_xids(ApDiskScan *ds, ApDiskConn *conn, ActivePg__XidStatusRequest *req)
@@ -103,7 +88,7 @@ ap_answer_xids(ApDiskScan *ds, ApDiskConn *conn, ActivePg__XidStatusRequest *req
 	reply.n_status = req->n_xids;
 	reply.status = palloc(sizeof(uint32) * Max(req->n_xids, 1));
 	for (size_t i = 0; i < req->n_xids; i++)
-		reply.status[i] = ap_xid_status((TransactionId) req->xids[i], ds->snapshot);
+		reply.status[i] = ApXidStatusOf((TransactionId) req->xids[i], ds->snapshot);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_XID_REPLY;
 	f.xid_reply = &reply;
 	ApSendFrame(ds->conns, conn, &f);
@@ -142,12 +127,10 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 	ds->host->fallback_blocks += fb->n_blocks;
 }
 
-/* Add one disk's Done statistics to the totals kept across executions. */
-static void
-ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
+/* Add one set of disk statistics to another, every field. */
+void
+ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 {
-	ActivePg__ScanStats *d = &ds->disk_stats[disk];
-
 	d->pages_read += st->pages_read;
 	d->bytes_read += st->bytes_read;
 	d->tuples_seen += st->tuples_seen;
@@ -166,6 +149,14 @@ ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
 	d->agg_flushes += st->agg_flushes;
 	d->bloom_tested += st->bloom_tested;
 	d->bloom_dropped += st->bloom_dropped;
+	d->throttle_us += st->throttle_us;
+}
+
+/* Add one disk's Done statistics to the totals kept across executions. */
+static void
+ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
+{
+	ApAddScanStats(&ds->disk_stats[disk], st);
 	ds->disk_stats_valid[disk] = true;
 	*ds->stats_ndisks = Max(*ds->stats_ndisks, disk + 1);
 }
@@ -178,28 +169,8 @@ ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats, const bool *valid,
 	active_pg__scan_stats__init(sum);
 	for (int i = 0; i < ndisks; i++)
 	{
-		const ActivePg__ScanStats *d = &disk_stats[i];
-
-		if (!valid[i])
-			continue;
-		sum->pages_read += d->pages_read;
-		sum->bytes_read += d->bytes_read;
-		sum->tuples_seen += d->tuples_seen;
-		sum->tuples_visible += d->tuples_visible;
-		sum->tuples_passed += d->tuples_passed;
-		sum->tuples_fallback += d->tuples_fallback;
-		sum->pages_fallback += d->pages_fallback;
-		sum->xids_resolved += d->xids_resolved;
-		sum->rows_shipped += d->rows_shipped;
-		sum->bytes_shipped += d->bytes_shipped;
-		sum->io_us += d->io_us;
-		sum->compute_us += d->compute_us;
-		sum->wall_us += d->wall_us;
-		sum->units_done += d->units_done;
-		sum->groups_shipped += d->groups_shipped;
-		sum->agg_flushes += d->agg_flushes;
-		sum->bloom_tested += d->bloom_tested;
-		sum->bloom_dropped += d->bloom_dropped;
+		if (valid[i])
+			ApAddScanStats(sum, &disk_stats[i]);
 	}
 }
 
@@ -433,17 +404,4 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 		ReleaseBuffer(buf);
 		return true;
 	}
-}
-
-/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
-char *
-ApFormatBytes(double bytes)
-{
-	if (bytes < 1024.0)
-		return psprintf("%.0f B", bytes);
-	if (bytes < 1024.0 * 1024.0)
-		return psprintf("%.1f kB", bytes / 1024.0);
-	if (bytes < 1024.0 * 1024.0 * 1024.0)
-		return psprintf("%.1f MB", bytes / (1024.0 * 1024.0));
-	return psprintf("%.1f GB", bytes / (1024.0 * 1024.0 * 1024.0));
 }

@@ -79,11 +79,5 @@ bool		ApDiskScanDisksDone(ApDiskScan *ds);
  */
 bool		ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot);
 
-/* Sum per-disk statistics into *sum (every field, aggregation included). */
-void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
-							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
-
-/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB" (EXPLAIN). */
-char	   *ApFormatBytes(double bytes);
 
 #endif							/* AP_DISKSCAN_H */

@@ -65,7 +65,9 @@
 #include "utils/snapmgr.h"
 
 #include "active_pg.h"
+#include "bloom.h"
 #include "exec.h"
+#include "model.h"
 
 /* Stop reading sockets while this much row data waits to be decoded. */
 #define AP_QUEUE_BYTES_MIN			(4 * 1024 * 1024)
@@ -168,6 +170,8 @@ ap_begin(CustomScanState *node, EState *estate, int eflags)
 		s->raw_slot = node->ss.ss_ScanTupleSlot;
 	}
 
+	s->bloom = ApBloomBegin(node, (List *) list_nth(cscan->custom_private, AP_PRIV_BLOOMS),
+							estate, eflags);
 	s->heap_slot = ExecAllocTableSlot(&estate->es_tupleTable, desc,
 									  table_slot_callbacks(rel));
 	s->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg scan",
@@ -206,6 +210,7 @@ ap_reset(ApScanState *s)
 	s->nblocks_fb = s->blocks_head = s->blocks_cap = 0;
 	s->ndisks_done = 0;
 	s->nblocks = 0;
+	s->pages = NULL;
 	s->started = false;
 	s->finished = false;
 	s->host_mode = false;
@@ -254,8 +259,8 @@ ap_push_block(ApScanState *s, uint32 blk)
  * the snapshot had finished when the snapshot was taken, so the commit log
  * is final for it.
  */
-static uint32
-ap_xid_status(TransactionId xid, Snapshot snapshot)
+uint32
+ApXidStatusOf(TransactionId xid, Snapshot snapshot)
 {
 	if (!TransactionIdIsNormal(xid))
 		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
@@ -282,7 +287,7 @@ ap_answer_xids(ApScanState *s, ApDiskConn *conn, ActivePg__XidStatusRequest *req
 	reply.n_status = req->n_xids;
 	reply.status = palloc(sizeof(uint32) * Max(req->n_xids, 1));
 	for (i = 0; i < req->n_xids; i++)
-		reply.status[i] = ap_xid_status((TransactionId) req->xids[i], snapshot);
+		reply.status[i] = ApXidStatusOf((TransactionId) req->xids[i], snapshot);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_XID_REPLY;
 	f.xid_reply = &reply;
 	ApSendFrame(s->conns, conn, &f);
@@ -297,23 +302,11 @@ ap_answer_xids(ApScanState *s, ApDiskConn *conn, ActivePg__XidStatusRequest *req
 static void
 ap_add_stats(ApScanState *s, int disk, const ActivePg__ScanStats *st)
 {
-	ActivePg__ScanStats *d = &s->disk_stats[disk];
-
-	d->pages_read += st->pages_read;
-	d->bytes_read += st->bytes_read;
-	d->tuples_seen += st->tuples_seen;
-	d->tuples_visible += st->tuples_visible;
-	d->tuples_passed += st->tuples_passed;
-	d->tuples_fallback += st->tuples_fallback;
-	d->pages_fallback += st->pages_fallback;
-	d->xids_resolved += st->xids_resolved;
-	d->rows_shipped += st->rows_shipped;
-	d->bytes_shipped += st->bytes_shipped;
-	d->io_us += st->io_us;
-	d->compute_us += st->compute_us;
-	d->wall_us += st->wall_us;
-	d->units_done += st->units_done;
+	ApAddScanStats(&s->disk_stats[disk], st);
 	s->disk_stats_valid[disk] = true;
+	/* the disks' cycles per byte feed the cost model of later plans */
+	if (s->pages == NULL)
+		ApModelObserve(s->bloom != NULL ? AP_MODEL_OP_BLOOM : AP_MODEL_OP_SCAN, st);
 	s->stats_ndisks = Max(s->stats_ndisks, disk + 1);
 }
 
@@ -357,6 +350,10 @@ ap_handle_frame(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 				/* the batch owns the frame now */
 				return;
 			}
+		case ACTIVE_PG__FRAME__MSG_PAGE_BATCH:
+			/* pages.c owns the frame now */
+			ApPagesQueue(s, conn, f);
+			return;
 		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
 			ap_answer_xids(s, conn, f->xid_request);
 			break;
@@ -377,6 +374,7 @@ ap_handle_frame(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 				if (f->fallback->blocks[i] >= s->nblocks)
 					ApProtocolError(conn, psprintf("Fallback block %u is outside the relation's %u blocks.",
 												   f->fallback->blocks[i], s->nblocks));
+				ApPagesFallbackBlock(s, conn, f->fallback->blocks[i]);
 				ap_push_block(s, f->fallback->blocks[i]);
 			}
 			s->host.fallback_tids += f->fallback->n_tids;
@@ -441,7 +439,14 @@ ap_poll(ApScanState *s, bool wait)
 		}
 		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
 			continue;
-		(void) ApConnFill(conn);
+		/* active_pg.interconnect_mbps: read no faster than the emulated link */
+		ApInterconnectWait();
+		{
+			size_t		before = conn->rend - conn->rstart;
+
+			(void) ApConnFill(conn);
+			ApInterconnectCharge((conn->rend - conn->rstart) - before);
+		}
 		for (;;)
 		{
 			ActivePg__Frame *f = ApConnNextFrame(set, conn);
@@ -474,6 +479,13 @@ ap_ship(ApScanState *s)
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 	size_t		ncols = 0;
 	int			i;
+
+	/* the small side first: without a key no row can join */
+	if (s->bloom != NULL && !ApBloomBuild(s->bloom))
+	{
+		s->finished = true;
+		return;
+	}
 
 	/* everything committed before our snapshot must be in the files */
 	FlushRelationBuffers(rel);
@@ -526,6 +538,37 @@ ap_ship(ApScanState *s)
 				return;
 			}
 		}
+	}
+
+	/* distributed-device mode: every disk must ship pages, else the host scans */
+	if (active_pg_scan_mode == AP_SCAN_MODE_PAGES)
+	{
+		for (i = 0; i < s->conns->nconns; i++)
+		{
+			if ((s->conns->conns[i].capabilities & AP_CAP_PAGES) == 0)
+			{
+				MemoryContextSwitchTo(oldcxt);
+				ApCloseAll(s->conns);
+				s->conns = NULL;
+				s->host.pushdown_scans--;
+				s->host.host_mode_no_cap++;
+				ap_start_host_mode(s);
+				return;
+			}
+		}
+		req.mode = AP_SCAN_MODE_PAGES;
+		ApPagesBegin(s, s->conns->nconns);
+	}
+
+	/* Bloom filters only save work: without the capability, ship none */
+	if (s->bloom != NULL && s->pages == NULL)
+	{
+		bool		all_bloom = true;
+
+		for (i = 0; i < s->conns->nconns; i++)
+			all_bloom &= (s->conns->conns[i].capabilities & AP_CAP_BLOOM) != 0;
+		if (all_bloom)
+			ApBloomEncode(s->bloom, &prog);
 	}
 
 	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_scan_counter & 0xFFFFFFFF);
@@ -613,11 +656,10 @@ ap_host_quals_pass(ApScanState *s)
  * the host quals, and in projection mode compute the scan tuple from it.
  * False if the quals reject it.
  */
-static bool
-ap_heap_to_scan_slot(ApScanState *s)
+bool
+ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap)
 {
 	TupleTableSlot *raw = s->raw_slot;
-	TupleTableSlot *heap = s->heap_slot;
 	ExprContext *econtext = s->css.ss.ps.ps_ExprContext;
 	int			natts = raw->tts_tupleDescriptor->natts;
 
@@ -676,7 +718,7 @@ ap_next_fallback_tid(ApScanState *s)
 	ExecStoreBufferHeapTuple(&tuple, s->heap_slot, buf);
 	/* the slot holds its own pin */
 	ReleaseBuffer(buf);
-	return ap_heap_to_scan_slot(s);
+	return ApHeapToScanSlot(s, s->heap_slot);
 }
 
 /* Turn the next fallback block into TIDs of all its line pointers. */
@@ -855,7 +897,7 @@ ap_next_host(ApScanState *s)
 			return ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
 		}
 		s->host.host_mode_tuples++;
-		if (ap_heap_to_scan_slot(s))
+		if (ApHeapToScanSlot(s, s->heap_slot))
 			return s->css.ss.ss_ScanTupleSlot;
 	}
 }
@@ -903,6 +945,21 @@ ap_next(ScanState *ss)
 			ap_expand_fallback_block(s);
 			continue;
 		}
+		if (s->pages != NULL)
+		{
+			if (ApPagesNext(s))
+			{
+				/* keep answering and reading while the host works through pages */
+				if (s->ndisks_done < s->conns->nconns &&
+					s->queued_bytes < Max(AP_QUEUE_BYTES_MIN,
+										  (size_t) s->conns->nconns * active_pg_batch_kb * 1024 * 2))
+					ap_poll(s, false);
+				return slot;
+			}
+			/* the pages left fallback work behind */
+			if (s->tids_head < s->ntids || s->blocks_head < s->nblocks_fb)
+				continue;
+		}
 		if (s->batches != NIL)
 		{
 			s->cur = (ApBatch *) linitial(s->batches);
@@ -919,6 +976,7 @@ ap_next(ScanState *ss)
 		if (s->ndisks_done == s->conns->nconns)
 		{
 			/* every disk is done and every queue is empty */
+			ApPagesCheckComplete(s);
 			s->finished = true;
 			ApCloseAll(s->conns);
 			return ExecClearTuple(slot);
@@ -955,7 +1013,11 @@ ap_exec(CustomScanState *node)
 static void
 ap_rescan(CustomScanState *node)
 {
-	ap_reset((ApScanState *) node);
+	ApScanState *s = (ApScanState *) node;
+
+	ap_reset(s);
+	if (s->bloom != NULL)
+		ApBloomRescan(s->bloom, &node->ss.ps);
 	ExecScanReScan(&node->ss);
 }
 
@@ -966,6 +1028,22 @@ ap_end(CustomScanState *node)
 	ApScanState *s = (ApScanState *) node;
 
 	ap_reset(s);
+	if (s->bloom != NULL)
+		ApBloomEnd(s->bloom);
 	MemoryContextDelete(s->scan_cxt);
 	s->scan_cxt = NULL;
+}
+
+/* Queue a fallback TID (pages.c: tuples the page copy cannot decide). */
+void
+ApScanPushTid(ApScanState *s, uint64 tid)
+{
+	ap_push_tid(s, tid);
+}
+
+/* Queue a fallback block (pages.c: pages that fail the checks). */
+void
+ApScanPushBlock(ApScanState *s, uint32 blk)
+{
+	ap_push_block(s, blk);
 }

@@ -103,6 +103,13 @@ bool		ApConnFill(ApDiskConn *conn);
 ActivePg__Frame *ApConnNextFrame(ApConnSet *set, ApDiskConn *conn);
 void		ApFreeFrame(ApConnSet *set, ActivePg__Frame *frame);
 
+/* One-off requests to each disk (stats.c): an unconnected set, one connection. */
+ApConnSet  *ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs);
+bool		ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err);
+int			ApConnTryFill(ApDiskConn *conn, char **err);
+int			ApConnTryNextFrame(ApConnSet *set, ApDiskConn *conn, ActivePg__Frame **out,
+							   char **err);
+
 /* The one mapping from a disk's Error to an ereport(ERROR) with SQLSTATE. */
 pg_attribute_noreturn() void ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err);
 
@@ -128,6 +135,9 @@ typedef struct ApHostStats
 	uint64		host_mode_no_cap;	/* of those, disks lacking AP_CAP_EXPRESSIONS */
 	uint64		pushdown_scans;		/* executions shipped to the disks */
 	double		wait_ms;			/* time blocked waiting for disks */
+	uint64		pages_received;		/* pages mode: pages the disks shipped */
+	uint64		page_tuples;		/* pages mode: tuples on them */
+	uint64		page_tuples_visible;	/* pages mode: of those, visible */
 } ApHostStats;
 
 /* A RowBatch waiting to be decoded. */
@@ -150,6 +160,7 @@ typedef struct ApScanState
 	ExprState  *host_qual_state;	/* disk rows, over raw_slot */
 	ExprState  *all_qual_state;	/* heap tuples: every qual in plan order */
 	List	   *project;		/* IntList of shipped attnos */
+	struct ApBloomState *bloom; /* Bloom filters the scan carries, or NULL */
 	int			nproject;
 	AttrNumber *project_attnos;
 	List	   *value_exprs;	/* computed projections the disks ship */
@@ -184,6 +195,10 @@ typedef struct ApScanState
 	int			blocks_head;
 	int			blocks_cap;
 
+	/* distributed-device mode (pages.c): per execution, in scan_cxt */
+	struct ApPageState *pages;
+	TupleTableSlot *page_slot;	/* heap tuples on page copies */
+
 	/* statistics for EXPLAIN ANALYZE, kept across rescans */
 	int			stats_ndisks;
 	ActivePg__ScanStats *disk_stats;	/* per disk, summed over executions */
@@ -193,5 +208,30 @@ typedef struct ApScanState
 
 /* explain.c */
 void		ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es);
+/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
+char	   *ApFormatBytes(double bytes);
+/* Start a text-format line "label: " at the current indentation. */
+void		ApExplainTextLine(ExplainState *es, const char *label);
+
+/* diskscan.c: statistics shared by ActiveScan and ActiveAgg */
+/* Add one set of disk statistics to another, every field. */
+void		ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st);
+/* Sum the valid entries of per-disk statistics into *sum. */
+void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
+							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
+
+/* exec.c, for pages.c */
+uint32		ApXidStatusOf(TransactionId xid, Snapshot snapshot);
+void		ApScanPushTid(ApScanState *s, uint64 tid);
+void		ApScanPushBlock(ApScanState *s, uint32 blk);
+/* Quals and projection of the heap tuple in slot into the scan slot; false if rejected. */
+bool		ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap);
+
+/* pages.c: the distributed-device mode (active_pg.scan_mode = 'pages') */
+void		ApPagesBegin(ApScanState *s, int ndisks);
+void		ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f);
+void		ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk);
+bool		ApPagesNext(ApScanState *s);
+void		ApPagesCheckComplete(ApScanState *s);
 
 #endif							/* AP_EXEC_H */

@@ -24,11 +24,13 @@
 #include "utils/ruleutils.h"
 
 #include "active_pg.h"
+#include "bloom.h"
 #include "exec.h"
+#include "model.h"
 
 /* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
-static char *
-ap_format_bytes(double bytes)
+char *
+ApFormatBytes(double bytes)
 {
 	if (bytes < 1024.0)
 		return psprintf("%.0f B", bytes);
@@ -40,8 +42,8 @@ ap_format_bytes(double bytes)
 }
 
 /* Start a text-format line at the current indentation. */
-static void
-ap_text_line(ExplainState *es, const char *label)
+void
+ApExplainTextLine(ExplainState *es, const char *label)
 {
 	appendStringInfoSpaces(es->str, es->indent * 2);
 	appendStringInfo(es->str, "%s: ", label);
@@ -123,30 +125,7 @@ ap_show_disk_columns(ApScanState *s, ExplainState *es)
 static void
 ap_sum_stats(ApScanState *s, ActivePg__ScanStats *sum)
 {
-	int			i;
-
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < s->stats_ndisks; i++)
-	{
-		ActivePg__ScanStats *d = &s->disk_stats[i];
-
-		if (!s->disk_stats_valid[i])
-			continue;
-		sum->pages_read += d->pages_read;
-		sum->bytes_read += d->bytes_read;
-		sum->tuples_seen += d->tuples_seen;
-		sum->tuples_visible += d->tuples_visible;
-		sum->tuples_passed += d->tuples_passed;
-		sum->tuples_fallback += d->tuples_fallback;
-		sum->pages_fallback += d->pages_fallback;
-		sum->xids_resolved += d->xids_resolved;
-		sum->rows_shipped += d->rows_shipped;
-		sum->bytes_shipped += d->bytes_shipped;
-		sum->io_us += d->io_us;
-		sum->compute_us += d->compute_us;
-		sum->wall_us += d->wall_us;
-		sum->units_done += d->units_done;
-	}
+	ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, sum);
 }
 
 /* Counters of the disks and the host (ANALYZE). */
@@ -164,35 +143,51 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 	{
 		if (h->pushdown_scans > 0)
 		{
-			ap_text_line(es, "Disk Pages");
+			ApExplainTextLine(es, "Disk Pages");
 			appendStringInfo(es->str, "read " UINT64_FORMAT ", fallback " UINT64_FORMAT "\n",
 							 t.pages_read, t.pages_fallback);
-			ap_text_line(es, "Disk Tuples");
+			ApExplainTextLine(es, "Disk Tuples");
 			appendStringInfo(es->str, "seen " UINT64_FORMAT ", visible " UINT64_FORMAT
 							 ", passed " UINT64_FORMAT "\n",
 							 t.tuples_seen, t.tuples_visible, t.tuples_passed);
-			ap_text_line(es, "Fallback");
+			if (h->pages_received > 0)
+			{
+				/* distributed-device mode: the host did the disks' work */
+				ApExplainTextLine(es, "Host Pages");
+				appendStringInfo(es->str, "received " UINT64_FORMAT ", tuples " UINT64_FORMAT
+								 ", visible " UINT64_FORMAT "\n",
+								 h->pages_received, h->page_tuples, h->page_tuples_visible);
+			}
+			ApExplainTextLine(es, "Fallback");
 			appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
 							 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
 							 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
 							 h->fallback_blocks);
-			ap_text_line(es, "Xids Resolved");
+			ApExplainTextLine(es, "Xids Resolved");
 			appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
 							 h->xids_answered, h->xid_requests);
-			ap_text_line(es, "Interconnect");
+			ApExplainTextLine(es, "Interconnect");
 			appendStringInfo(es->str, "%s shipped of %s read",
-							 ap_format_bytes((double) t.bytes_shipped),
-							 ap_format_bytes((double) t.bytes_read));
+							 ApFormatBytes((double) t.bytes_shipped),
+							 ApFormatBytes((double) t.bytes_read));
 			if (reduction > 0)
 				appendStringInfo(es->str, " (reduction %.1fx)", reduction);
 			appendStringInfoChar(es->str, '\n');
-			ap_text_line(es, "Disk Time");
+			/* Exadata's per-query summary: what the scan could read vs what crossed */
+			ApExplainTextLine(es, "Bytes Eligible");
+			appendStringInfo(es->str, "%s, Bytes Returned: %s",
+							 ApFormatBytes((double) t.bytes_read),
+							 ApFormatBytes((double) t.bytes_shipped));
+			if (reduction > 0)
+				appendStringInfo(es->str, " (reduction %.0fx)", reduction);
+			appendStringInfoChar(es->str, '\n');
+			ApExplainTextLine(es, "Disk Time");
 			appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
 							 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
 		}
 		if (h->host_mode_scans > 0)
 		{
-			ap_text_line(es, "Host Mode");
+			ApExplainTextLine(es, "Host Mode");
 			appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
 							 " executions, " UINT64_FORMAT " tuples",
 							 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
@@ -225,6 +220,11 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
 		ExplainPropertyFloat("Interconnect Reduction", NULL, reduction, 1, es);
+		ExplainPropertyUInteger("Host Pages Received", NULL, h->pages_received, es);
+		ExplainPropertyUInteger("Host Page Tuples", NULL, h->page_tuples, es);
+		ExplainPropertyUInteger("Host Page Tuples Visible", NULL, h->page_tuples_visible, es);
+		ExplainPropertyUInteger("Bytes Eligible", "bytes", t.bytes_read, es);
+		ExplainPropertyUInteger("Bytes Returned", "bytes", t.bytes_shipped, es);
 		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
@@ -254,7 +254,7 @@ ap_show_per_disk(ApScanState *s, ExplainState *es)
 							 ", xids " UINT64_FORMAT ", shipped %s, io %.3f ms, compute %.3f ms\n",
 							 i, d->pages_read, d->tuples_seen, d->tuples_visible, d->tuples_passed,
 							 d->tuples_fallback, d->xids_resolved,
-							 ap_format_bytes((double) d->bytes_shipped),
+							 ApFormatBytes((double) d->bytes_shipped),
 							 d->io_us / 1000.0, d->compute_us / 1000.0);
 			continue;
 		}
@@ -278,6 +278,44 @@ ap_show_per_disk(ApScanState *s, ExplainState *es)
 	ExplainCloseGroup("Per Disk", "Per Disk", false, es);
 }
 
+/* The cost model's prediction and inputs, kept in the plan (VERBOSE). */
+static void
+ap_show_model(ApScanState *s, ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) s->css.ss.ps.plan;
+	ApModelResult m;
+
+	if (list_length(cscan->custom_private) <= AP_PRIV_MODEL ||
+		!ApModelFromList((List *) list_nth(cscan->custom_private, AP_PRIV_MODEL), &m))
+		return;
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ApExplainTextLine(es, "Model");
+		appendStringInfo(es->str, "%s\n", ApModelDescribe(&m, active_pg_scan_mode));
+		ApExplainTextLine(es, "Model Inputs");
+		appendStringInfo(es->str, "in %s, out %s, media %s, interconnect %s, cpu ratio %.2f, w %.2f ns/B, cores %d\n",
+						 ApFormatBytes(m.n_in), ApFormatBytes(m.n_out),
+						 m.r_d > 0 ? psprintf("%.0f MB/s", m.r_d / (1024.0 * 1024.0)) : "off",
+						 m.r_n > 0 ? psprintf("%.0f MB/s", m.r_n / (1024.0 * 1024.0)) : "off",
+						 m.cpu_ratio, m.w_ns, m.cores);
+		return;
+	}
+	ExplainPropertyFloat("Model Active Time", "s", m.t_active, 6, es);
+	ExplainPropertyFloat("Model Disk Read Time", "s", m.a_read, 6, es);
+	ExplainPropertyFloat("Model Disk CPU Time", "s", m.a_disk_cpu, 6, es);
+	ExplainPropertyFloat("Model Interconnect Time", "s", m.a_net, 6, es);
+	ExplainPropertyFloat("Model Host Time", "s", m.a_host, 6, es);
+	ExplainPropertyFloat("Model Start Time", "s", m.a_serial, 6, es);
+	ExplainPropertyFloat("Model Traditional Time", "s", m.t_trad, 6, es);
+	ExplainPropertyFloat("Model Bytes In", "bytes", m.n_in, 0, es);
+	ExplainPropertyFloat("Model Bytes Out", "bytes", m.n_out, 0, es);
+	ExplainPropertyFloat("Model Media Rate", "bytes/s", m.r_d, 0, es);
+	ExplainPropertyFloat("Model Interconnect Rate", "bytes/s", m.r_n, 0, es);
+	ExplainPropertyFloat("Model CPU Ratio", NULL, m.cpu_ratio, 3, es);
+	ExplainPropertyFloat("Model Disk Work", "ns/byte", m.w_ns, 3, es);
+	ExplainPropertyInteger("Model Cores", NULL, m.cores, es);
+}
+
 /* ExplainCustomScan callback of ActiveScan. */
 void
 ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
@@ -290,10 +328,12 @@ ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ap_show_quals(s, s->host_quals, "Host Filter", ancestors, es);
 	ap_show_host_removed(s, es);
 	ap_show_disk_output(s, ancestors, es);
+	if (s->bloom != NULL)
+		ApBloomExplain(s->bloom, s->disk_stats, s->disk_stats_valid, s->stats_ndisks, es);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		ap_text_line(es, "Disks");
+		ApExplainTextLine(es, "Disks");
 		appendStringInfo(es->str, "%d  Stripe: %d pages (%d kB)\n",
 						 ndisks, active_pg_stripe_pages, stripe_kb);
 	}
@@ -306,6 +346,9 @@ ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (es->verbose)
 		ap_show_disk_columns(s, es);
+	/* the prediction is a cost: shown with costs only (tests use COSTS OFF) */
+	if (es->verbose && es->costs)
+		ap_show_model(s, es);
 
 	if (es->analyze && (s->host.pushdown_scans > 0 || s->host.host_mode_scans > 0))
 	{

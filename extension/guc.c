@@ -27,6 +27,17 @@
 #define AP_CONNECT_TIMEOUT_MS_MAX	600000
 #define AP_DISK_CPU_RATIO_MIN		0.01
 #define AP_DISK_CPU_RATIO_MAX		100.0
+#define AP_MEDIA_MBPS_MAX			100000
+#define AP_DISK_MEMORY_MB_MAX		65536
+#define AP_INTERCONNECT_MBPS_MAX	1000000
+#define AP_HOST_CORES_MAX			1024
+
+/* active_pg.scan_mode values */
+static const struct config_enum_entry ap_scan_mode_options[] = {
+	{"active", AP_SCAN_MODE_ACTIVE, false},
+	{"pages", AP_SCAN_MODE_PAGES, false},
+	{NULL, 0, false}
+};
 
 bool		active_pg_enable = AP_ENABLE_DEFAULT;
 bool		active_pg_force = AP_FORCE_DEFAULT;
@@ -39,6 +50,11 @@ bool		active_pg_direct_io = AP_DIRECT_IO_DEFAULT;
 int			active_pg_queue_depth = AP_QUEUE_DEPTH_DEFAULT;
 int			active_pg_connect_timeout_ms = AP_CONNECT_TIMEOUT_MS_DEFAULT;
 double		active_pg_disk_cpu_ratio = AP_DISK_CPU_RATIO_DEFAULT;
+int			active_pg_disk_media_mbps = 0;
+int			active_pg_disk_memory_mb = 0;
+int			active_pg_interconnect_mbps = 0;
+int			active_pg_scan_mode = AP_SCAN_MODE_ACTIVE;
+int			active_pg_host_cores = 0;
 bool		active_pg_enable_bloom = AP_ENABLE_BLOOM_DEFAULT;
 bool		active_pg_force_bloom = AP_FORCE_BLOOM_DEFAULT;
 int			active_pg_bloom_max_bytes = AP_BLOOM_MAX_BYTES_DEFAULT;
@@ -162,20 +178,67 @@ ApGucInit(void)
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	/*
+	 * The emulation settings are read by the launcher (diskd flags, from the
+	 * server's configuration) and by the cost model.  They are USERSET so
+	 * that a session may ask the planner "what if the disks were like this"
+	 * (the plan-shape tests do); the daemons follow the configuration file.
+	 */
 	DefineCustomRealVariable("active_pg.disk_cpu_ratio",
-							 "Speed of a disk's CPU relative to the host's (cost model).",
-							 NULL,
+							 "Speed of a disk's CPU relative to the host's (emulated by the disks and used by the cost model).",
+							 "Values other than 1 are passed to the launched disks as --cpu-ratio.",
 							 &active_pg_disk_cpu_ratio,
 							 AP_DISK_CPU_RATIO_DEFAULT,
 							 AP_DISK_CPU_RATIO_MIN, AP_DISK_CPU_RATIO_MAX,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("active_pg.disk_media_mbps",
+							"Emulated media rate of each disk in MB/s (0 = off, full speed).",
+							"Passed to the launched disks as --media-mbps; used by the cost model.",
+							&active_pg_disk_media_mbps,
+							0, 0, AP_MEDIA_MBPS_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.disk_memory_mb",
+							"Emulated memory of each disk in MB (0 = the daemon's default).",
+							"Passed to the launched disks as --memory-mb.",
+							&active_pg_disk_memory_mb,
+							0, 0, AP_DISK_MEMORY_MB_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.interconnect_mbps",
+							"Emulated interconnect rate in MB/s: a backend reads the disks no faster than this in total (0 = off).",
+							NULL,
+							&active_pg_interconnect_mbps,
+							0, 0, AP_INTERCONNECT_MBPS_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("active_pg.scan_mode",
+							 "How ActiveScan uses the disks: 'active' runs the scan at the disks, 'pages' ships raw pages and does all the work on the host (distributed-device baseline).",
+							 NULL,
+							 &active_pg_scan_mode,
+							 AP_SCAN_MODE_ACTIVE,
+							 ap_scan_mode_options,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.host_cores",
+							"CPU cores the host and unemulated disks share, for the cost model (0 = what the system reports).",
+							NULL,
+							&active_pg_host_cores,
+							0, 0, AP_HOST_CORES_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("active_pg.enable_agg",
 							 "Aggregate at the disks (ActiveAgg) where the optimizer finds it cheaper.",
 							 NULL,
 							 &active_pg_enable_agg,
-							 false,
+							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 

@@ -58,12 +58,18 @@ typedef struct ApDiskChild
 	TimestampTz started_at;
 	TimestampTz next_start;		/* earliest restart */
 	int			backoff_ms;
+	bool		ever_started;	/* a later start is a restart (disk_stats) */
 } ApDiskChild;
 
 static bool ap_launcher_registered = false;
 static volatile sig_atomic_t ap_got_sigterm = false;
 static ApDiskChild ap_children[AP_NDISKS_MAX];
 static int	ap_nchildren = 0;
+
+/* The emulation settings the running disks were started with. */
+static int	ap_started_media_mbps = 0;
+static double ap_started_cpu_ratio = 1.0;
+static int	ap_started_memory_mb = 0;
 
 /* Socket path of the launcher's disk i, relative to the data directory. */
 void
@@ -169,7 +175,12 @@ ap_start_disk(int i, const char *diskd_path)
 	char		sock[MAXPGPATH];
 	char		idbuf[16];
 	char		qdbuf[16];
-	char	   *argv[12];
+	char		mediabuf[16];
+	char		ratiobuf[32];
+	char		membuf[16];
+	char		ndbuf[16];
+	char	   *argv[24];
+	int			argc;
 	char	  **env;
 	pid_t		pid;
 	pid_t		parent = getpid();
@@ -186,7 +197,31 @@ ap_start_disk(int i, const char *diskd_path)
 	argv[6] = idbuf;
 	argv[7] = "--queue-depth";
 	argv[8] = qdbuf;
-	argv[9] = NULL;
+	argc = 9;
+	/* the emulation settings (issue 7): off unless configured */
+	if (active_pg_disk_media_mbps > 0)
+	{
+		snprintf(mediabuf, sizeof(mediabuf), "%d", active_pg_disk_media_mbps);
+		argv[argc++] = "--media-mbps";
+		argv[argc++] = mediabuf;
+	}
+	/* a disk cannot be emulated faster than the host: ratios above 1 only cost */
+	if (active_pg_disk_cpu_ratio < 1.0)
+	{
+		snprintf(ratiobuf, sizeof(ratiobuf), "%.4f", active_pg_disk_cpu_ratio);
+		snprintf(ndbuf, sizeof(ndbuf), "%d", ap_nchildren);
+		argv[argc++] = "--cpu-ratio";
+		argv[argc++] = ratiobuf;
+		argv[argc++] = "--emulated-disks";
+		argv[argc++] = ndbuf;
+	}
+	if (active_pg_disk_memory_mb > 0)
+	{
+		snprintf(membuf, sizeof(membuf), "%d", active_pg_disk_memory_mb);
+		argv[argc++] = "--memory-mb";
+		argv[argc++] = membuf;
+	}
+	argv[argc] = NULL;
 	env = ap_build_env();
 
 	/* a stale socket of the dead predecessor would make bind() fail */
@@ -220,6 +255,12 @@ ap_start_disk(int i, const char *diskd_path)
 	}
 	ap_children[i].pid = pid;
 	ap_children[i].started_at = GetCurrentTimestamp();
+	if (ap_children[i].ever_started)
+		ApStatsCountRestart(i);
+	ap_children[i].ever_started = true;
+	ap_started_media_mbps = active_pg_disk_media_mbps;
+	ap_started_cpu_ratio = active_pg_disk_cpu_ratio;
+	ap_started_memory_mb = active_pg_disk_memory_mb;
 	ereport(LOG,
 			(errmsg("active_pg launcher started disk %d (pid %d) on %s", i, (int) pid, sock)));
 }
@@ -344,6 +385,7 @@ ApLauncherMain(Datum main_arg)
 		ap_children[i].pid = 0;
 		ap_children[i].next_start = 0;
 		ap_children[i].backoff_ms = 0;
+		ap_children[i].ever_started = false;
 	}
 
 	while (!ap_got_sigterm)
@@ -356,6 +398,18 @@ ApLauncherMain(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			/* new emulation settings: restart the disks with the new flags */
+			if (ap_started_media_mbps != active_pg_disk_media_mbps ||
+				ap_started_cpu_ratio != active_pg_disk_cpu_ratio ||
+				ap_started_memory_mb != active_pg_disk_memory_mb)
+			{
+				ereport(LOG,
+						(errmsg("active_pg launcher restarts the disks for new emulation settings")));
+				ap_stop_disks();
+				ap_started_media_mbps = active_pg_disk_media_mbps;
+				ap_started_cpu_ratio = active_pg_disk_cpu_ratio;
+				ap_started_memory_mb = active_pg_disk_memory_mb;
+			}
 		}
 		ap_reap();
 

@@ -20,21 +20,16 @@
  * parallel-aware, and running one full copy per worker would duplicate rows
  * under a Parallel Append or need the disk connection in workers.
  *
- * Cost model (after the Active Disks model of seeds/001): the disks work in
- * parallel, the host only processes what they return.
- *	startup   = 100 + 25 * ndisks                  connect, ship the program
- *	            + startup costs of the quals and target
- *	disk_io   = seq_page_cost * pages / ndisks     every disk reads its stripes
- *	disk_cpu  = (cpu_tuple_cost + disk-qual cost per tuple) * tuples
- *	            / (ndisks * active_pg.disk_cpu_ratio)
- *	host      = rows_from_disks * (cpu_tuple_cost + host-qual cost per tuple)
- *	            + target cost per row * rows
- *	total     = startup + disk_io + disk_cpu + host
- * rows_from_disks = tuples * selectivity(disk quals).  The read term is not
- * divided by the CPU ratio: a slower disk CPU does not make the media slower.
- * The startup charge keeps small tables on a plain Seq Scan (connecting to N
- * disks costs more than reading a few pages), while large scans win by about
- * a factor of ndisks and more when the disk quals are selective.  The
+ * Cost model: seed 001's throughput model (extension/model.c), which
+ * predicts the seconds of this scan on the disks and of the host's own Seq
+ * Scan of the same input, from the pages and tuples, the disk quals'
+ * selectivity and operator count, the shipped width, the number of disks,
+ * the emulation settings and the disks' measured cycles per byte; the path
+ * costs PostgreSQL's Seq Scan cost times t_active / t_trad (model.c explains
+ * the exchange rate), plus the target list per row.  The serial start of
+ * every execution is in the total, so a rescanned ActiveScan (the inner
+ * side of a nested loop, a correlated subquery) pays the whole disk scan
+ * and the connections once per rescan, as it really does.  The
  * optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
  * testing switch) makes ActiveScan the only path of every eligible relation.
  *
@@ -89,14 +84,9 @@
 #include "utils/spccache.h"
 
 #include "active_pg.h"
+#include "model.h"
 #include "shippable.h"
 
-/* Fixed part of the startup cost: connecting and shipping the program. */
-#define AP_STARTUP_COST				100.0
-/* Per-disk part of the startup cost. */
-#define AP_STARTUP_COST_PER_DISK	25.0
-/* Smallest disk CPU ratio the cost model divides by. */
-#define AP_DISK_CPU_RATIO_MIN		0.001
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static planner_hook_type prev_planner_hook = NULL;
@@ -223,40 +213,51 @@ ap_rel_readable(RangeTblEntry *rte, RelOptInfo *rel, List *host_ri, List **proje
 	return ok;
 }
 
-/* Cost the path following the model in the file header. */
+/* Cost the path with the throughput model (model.c); keep the prediction for EXPLAIN. */
 static void
 ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-			 Path *path)
+			 CustomPath *cpath)
 {
-	int			ndisks = ap_disk_count();
-	double		cpu_ratio = Max(active_pg_disk_cpu_ratio, AP_DISK_CPU_RATIO_MIN);
+	Path	   *path = &cpath->path;
 	double		spc_seq_page_cost;
 	QualCost	disk_qual;
 	QualCost	host_qual;
 	Selectivity disk_sel;
-	double		rows_from_disks;
+	ApModelInput in;
+	ApModelResult m;
+	Cost		host_cost;
 	Cost		startup;
-	Cost		disk_io;
-	Cost		disk_cpu;
-	Cost		host;
 
 	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&disk_qual, disk_ri, root);
 	cost_qual_eval(&host_qual, host_ri, root);
 	disk_sel = clauselist_selectivity(root, disk_ri, rel->relid, JOIN_INNER, NULL);
-	rows_from_disks = clamp_row_est(rel->tuples * disk_sel);
 
-	startup = AP_STARTUP_COST + AP_STARTUP_COST_PER_DISK * ndisks +
-		disk_qual.startup + host_qual.startup + rel->reltarget->cost.startup;
-	disk_io = spc_seq_page_cost * rel->pages / ndisks;
-	disk_cpu = (cpu_tuple_cost + disk_qual.per_tuple) * rel->tuples /
-		(ndisks * cpu_ratio);
-	host = rows_from_disks * (cpu_tuple_cost + host_qual.per_tuple) +
-		rel->reltarget->cost.per_tuple * rel->rows;
+	memset(&in, 0, sizeof(in));
+	in.op = AP_MODEL_OP_SCAN;
+	in.mode = active_pg_scan_mode;
+	in.ndisks = ap_disk_count();
+	in.pages = rel->pages;
+	in.tuples = rel->tuples;
+	in.disk_ops = disk_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
+	in.rows_out = clamp_row_est(rel->tuples * disk_sel);
+	/* the shipped columns (target and host quals) plus a row header */
+	in.width_out = rel->reltarget->width + AP_ROW_HEADER_BYTES;
+	in.host_ops = host_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
+	ApModelPredict(&in, &m);
+
+	/* what cost_seqscan charges for the same input: the exchange rate */
+	host_cost = spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + disk_qual.per_tuple + host_qual.per_tuple) * rel->tuples;
+	startup = disk_qual.startup + host_qual.startup + rel->reltarget->cost.startup;
 
 	path->rows = rel->rows;
-	path->startup_cost = startup;
-	path->total_cost = startup + disk_io + disk_cpu + host;
+	path->startup_cost = startup + ApModelCost(&m, host_cost) * m.a_serial /
+		Max(m.t_active, 1e-9);
+	path->total_cost = startup + ApModelCost(&m, host_cost) +
+		rel->reltarget->cost.per_tuple * rel->rows;
+	list_nth_cell(cpath->custom_private, AP_PATH_PRIV_MODEL)->ptr_value =
+		ApModelToList(&m);
 }
 
 /* Offer ActiveScan for an eligible base relation. */
@@ -297,9 +298,9 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	/* ExecScan projects the plan's tlist over the scan slot (exec.c) */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = NIL;
-	cpath->custom_private = list_make1(project);
+	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;
-	ap_cost_path(root, rel, disk_ri, host_ri, &cpath->path);
+	ap_cost_path(root, rel, disk_ri, host_ri, cpath);
 
 	if (active_pg_force)
 	{
@@ -347,8 +348,14 @@ ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		quals = lappend(quals, ri->clause);
 	}
 	cscan->custom_exprs = quals;
-	cscan->custom_private = list_make3(copyObject(linitial(best_path->custom_private)),
-									   disk_pos, makeInteger(0));
+	cscan->custom_private = list_make4(copyObject(list_nth(best_path->custom_private,
+															 AP_PATH_PRIV_PROJECT)),
+									   disk_pos, makeInteger(0),
+									   copyObject(list_nth(best_path->custom_private,
+														   AP_PATH_PRIV_BLOOMS)));
+	cscan->custom_private = lappend(cscan->custom_private,
+									copyObject(list_nth(best_path->custom_private,
+														AP_PATH_PRIV_MODEL)));
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &ApScanPlanMethods;
 	return &cscan->scan.plan;
@@ -483,8 +490,10 @@ ap_push_projection(CustomScan *cscan, List *rtable)
 
 	cscan->scan.plan.targetlist = new_tlist;
 	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_private = list_make3(new_project, disk_pos,
-									   makeInteger(list_length(exprs)));
+	cscan->custom_private = list_make5(new_project, disk_pos,
+									   makeInteger(list_length(exprs)),
+									   list_nth(cscan->custom_private, AP_PRIV_BLOOMS),
+									   list_nth(cscan->custom_private, AP_PRIV_MODEL));
 }
 
 /* Visit every plan node below plan, pushing projections into ActiveScans. */

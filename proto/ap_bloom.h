@@ -68,9 +68,6 @@
 /* The host's sizing target (false-positive rate of a filter under the cap). */
 #define AP_BLOOM_TARGET_FPR			0.01
 
-/* HelloReply.capabilities: the daemon applies Program.blooms. */
-#define AP_CAP_BLOOM				0x0100
-
 #define AP_BLOOM_SEED_SALT			UINT64_C(0x9E3779B97F4A7C15)
 #define AP_BLOOM_MIX_MUL			UINT64_C(0xD6E8FEB86659FD93)
 #define AP_BLOOM_BIT_MUL			UINT32_C(0x9E3779B1)

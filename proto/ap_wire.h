@@ -36,6 +36,7 @@
 
 #define AP_CAP_PAGES				0x0008	/* distributed-device mode (PageBatch) */
 #define AP_CAP_STATS				0x0010	/* StatsRequest */
+#define AP_CAP_BLOOM				0x0100	/* Program.blooms (proto/ap_bloom.h) */
 
 /* ScanRequest.mode */
 #define AP_SCAN_MODE_ACTIVE			0	/* run the program at the disk */

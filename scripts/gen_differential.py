@@ -22,12 +22,22 @@ NULLIF, IS DISTINCT FROM, boolean tests, NULL tests and AND/OR/NOT nesting,
 in WHERE and in the SELECT list; some are prepared statements with $n
 parameters (generic and custom plans).
 
-The output depends only on --seed, --count and --rows (Python's
+Then --agg-count more queries (issue 4) aggregate: count(*), count(x),
+sum/avg over integers and numerics, min/max over integers, numeric(15,2),
+dates, timestamps and text COLLATE "C", bool_and/bool_or, some with FILTER,
+grouped by nothing, by columns or by expressions (or SELECT DISTINCT), with
+WHERE clauses from the same generator and sometimes HAVING.  Only aggregates whose text form is
+determined by the input multiset are generated: no float sums (their last
+bits depend on the order of addition) and no min/max over floats or
+unconstrained numerics (-0 vs 0 and 1.5 vs 1.50 are equal, so which one is
+returned depends on the order); group keys likewise avoid those types.
+
+The output depends only on --seed, --count, --agg-count and --rows (Python's
 random.Random is stable across versions for the calls used here), so a
 failure is reproduced by rerunning the generator with the seed the test
 prints.  Python 3 standard library only.
 
-  scripts/gen_differential.py --seed 1 --count 2000 > diff.sql
+  scripts/gen_differential.py --seed 1 --count 2000 --agg-count 1200 > diff.sql
   scripts/gen_differential.py --seed 1 --count 2000 --format list  # queries only
 """
 
@@ -919,18 +929,107 @@ class QueryGen:
         return sql, params
 
 
+# Aggregates whose result text is a function of the input multiset (see the
+# module docstring): (aggregate, logical types of its argument).
+AGGREGATES = [
+    ("count", ["int2", "int4", "int8", "numeric", "date", "text", "bool", "float8"]),
+    ("sum", ["int2", "int4", "int8", "numeric"]),
+    ("avg", ["int2", "int4", "int8", "numeric"]),
+    ("min", ["int2", "int4", "int8", "n2", "date", "timestamp", "timestamptz", "textC"]),
+    ("max", ["int2", "int4", "int8", "n2", "date", "timestamp", "timestamptz", "textC"]),
+    ("bool_and", ["bool"]),
+    ("bool_or", ["bool"]),
+]
+
+# GROUP BY items whose equal values print alike.
+GROUP_KEYS = ["b", "k2", "j4 % 7", "id % 13", "j8 % 5", "d2", "tc", "t", "v", "c",
+              "n2", "extract(year FROM d2)", "date_trunc('month', ts)", "k2 / 10",
+              "substr(tc, 1, 2)", "i4 % 3", "d2 - date '1995-01-01' > 300",
+              "coalesce(k2, -1)"]
+
+
+class AggQueryGen(QueryGen):
+    """Aggregating queries over dt (issue 4), from the same expression
+    generators as the row queries."""
+
+    def agg_arg(self, ty, depth):
+        if ty == "n2":
+            return "n2" if self.chance(0.7) else "round(m, 2)"
+        if ty == "bool":
+            return self.with_col(self.gen_bool, depth)
+        if ty == "float8" or self.chance(0.5):
+            return self.column(ty)
+        return self.with_col(self.gen, ty, depth)
+
+    def aggregate(self, depth):
+        name, types = self.rng.choice(AGGREGATES)
+        if name == "count" and self.chance(0.35):
+            item = "count(*)"
+        else:
+            item = "%s(%s)" % (name, self.agg_arg(self.rng.choice(types), depth))
+        if self.chance(0.15):
+            item += " FILTER (WHERE %s)" % self.with_col(self.gen_bool, 1)
+        return item
+
+    def agg_query(self, prepared):
+        rng = self.rng
+        self.params = [] if prepared else None
+        depth = rng.choice([1, 1, 2])
+        nkeys = rng.choice([0, 0, 1, 1, 1, 2, 2, 3])
+        keys = rng.sample(GROUP_KEYS, nkeys)
+        aggs = [self.aggregate(depth) for _ in range(rng.randint(1 if nkeys == 0 else 0, 4))]
+        # named columns: the checker stores results in a table
+        items = (["%s AS k%d" % (k, i + 1) for i, k in enumerate(keys)]
+                 + ["%s AS a%d" % (a, i + 1) for i, a in enumerate(aggs)])
+        if not items:
+            items = ["count(*)"]
+        nconj = rng.choice([0, 0, 1, 1, 2])
+        conj = [self.with_col(self.gen_bool, 1) for _ in range(nconj)]
+        sql = "SELECT %s FROM dt" % ", ".join(items)
+        if conj:
+            sql += " WHERE " + " AND ".join(conj)
+        params = self.params
+        self.params = None
+        if prepared and not params:
+            params = [("int4", str(rng.randint(-100, 100)))]
+            sql += (" AND " if conj else " WHERE ") + "j4 > $1"
+        if keys and not aggs and self.chance(0.4):
+            # duplicate elimination: SELECT DISTINCT instead of GROUP BY
+            sql = "SELECT DISTINCT" + sql[len("SELECT"):]
+        elif keys:
+            sql += " GROUP BY " + ", ".join(keys)
+            if self.chance(0.2):
+                sql += " HAVING count(*) > %d" % rng.randint(0, 3)
+        return sql, params
+
+
+def emit(out, qno, sql, params, rng):
+    """One ap_diff call (or, for --format list, the query)."""
+    if params:
+        mode = "generic" if rng.random() < 0.65 else "custom"
+        ptypes = ", ".join(p[0] for p in params)
+        pvals = ", ".join(("%s::%s" % (p[1], p[0])) if p[1] == "NULL" else p[1]
+                          for p in params)
+        out.append("SELECT ap_diff(%d, $Q$%s$Q$, %s, $Q$%s$Q$, %s);"
+                   % (qno, sql, q(ptypes), pvals, q(mode)))
+    else:
+        out.append("SELECT ap_diff(%d, $Q$%s$Q$);" % (qno, sql))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--agg-count", type=int, default=0,
+                    help="aggregating queries after the --count row queries")
     ap.add_argument("--rows", type=int, default=3000)
     ap.add_argument("--format", choices=["psql", "list"], default="psql")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
     out = []
-    out.append("-- generated by scripts/gen_differential.py --seed %d --count %d --rows %d"
-               % (args.seed, args.count, args.rows))
+    out.append("-- generated by scripts/gen_differential.py --seed %d --count %d --agg-count %d --rows %d"
+               % (args.seed, args.count, args.agg_count, args.rows))
     gen_setup(random.Random(args.seed * 7919 + 1), args.rows, out)
     qg = QueryGen(rng)
     for qno in range(1, args.count + 1):
@@ -942,15 +1041,20 @@ def main():
                 sql += "  -- params: %s" % ", ".join("%s %s" % p for p in params)
             out.append(sql)
             continue
-        if params:
-            mode = "generic" if rng.random() < 0.65 else "custom"
-            ptypes = ", ".join(p[0] for p in params)
-            pvals = ", ".join(("%s::%s" % (p[1], p[0])) if p[1] == "NULL" else p[1]
-                              for p in params)
-            out.append("SELECT ap_diff(%d, $Q$%s$Q$, %s, $Q$%s$Q$, %s);"
-                       % (qno, sql, q(ptypes), pvals, q(mode)))
-        else:
-            out.append("SELECT ap_diff(%d, $Q$%s$Q$);" % (qno, sql))
+        emit(out, qno, sql, params, rng)
+    # the aggregating queries draw from their own stream, so that adding
+    # them leaves the row queries of a seed unchanged
+    arng = random.Random(args.seed * 104729 + 4)
+    ag = AggQueryGen(arng)
+    for qno in range(args.count + 1, args.count + args.agg_count + 1):
+        sql, params = ag.agg_query(arng.random() < 0.15)
+        assert "$Q$" not in sql and "\n" not in sql
+        if args.format == "list":
+            if params:
+                sql += "  -- params: %s" % ", ".join("%s %s" % p for p in params)
+            out.append(sql)
+            continue
+        emit(out, qno, sql, params, arng)
     if args.format == "list":
         out = [l for l in out if not l.startswith(("CREATE", "INSERT", "UPDATE", "ANALYZE"))
                and not l.startswith("-- table")]

@@ -38,6 +38,8 @@ as_pguser "$WORK/diskd/test/frames"
 status "diskd frame decoding tests" $?
 as_pguser "$WORK/diskd/test/bloom"
 status "diskd Bloom filter tests" $?
+as_pguser "$WORK/diskd/test/throttle"
+status "diskd emulation throttle tests" $?
 
 echo "== regression tests"
 REGRESS_TESTS=$(cd "$WORK/sql" && ls *.sql | grep -v '^active_pg--' | sed 's/\.sql$//' | sort)

@@ -1,10 +1,10 @@
 -- Setup shared by the regression tests: the extension and ap_check(), which
 -- runs a query with pushdown forced and with active_pg.enable = off and fails
 -- unless both return the same multiset of rows (and the forced run really
--- used ActiveScan).
+-- used ActiveScan or ActiveAgg; with node given, that node).
 CREATE EXTENSION active_pg;
 
-CREATE FUNCTION ap_check(q text, expect_push bool DEFAULT true) RETURNS text
+CREATE FUNCTION ap_check(q text, expect_push bool DEFAULT true, node text DEFAULT NULL) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
@@ -17,7 +17,8 @@ BEGIN
 	PERFORM set_config('active_pg.enable', 'on', true);
 	PERFORM set_config('active_pg.force_pushdown', 'on', true);
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF line LIKE '%ActiveScan%' THEN
+		IF line LIKE '%' || coalesce(node, 'ActiveScan') || '%' OR
+			(node IS NULL AND line LIKE '%ActiveAgg%') THEN
 			pushed := true;
 		END IF;
 	END LOOP;
@@ -37,7 +38,8 @@ BEGIN
 			q, n_on, n_off, extra, missing;
 	END IF;
 	IF pushed <> expect_push THEN
-		RAISE EXCEPTION 'expected pushdown = % for %', expect_push, q;
+		RAISE EXCEPTION 'expected pushdown = % (%) for %', expect_push,
+			coalesce(node, 'ActiveScan or ActiveAgg'), q;
 	END IF;
 	RETURN n_on || ' rows';
 END

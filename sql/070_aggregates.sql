@@ -1,50 +1,10 @@
 -- Aggregation at the disks (ActiveAgg, issue 4): every aggregate x type x
 -- NULL pattern x empty input x group-key kind compared with active_pg.enable
--- = off; plan shapes; HAVING/ORDER BY/LIMIT above; FILTER; fallback tuples;
--- host mode; a memory budget small enough to force many flushes.
-SET active_pg.enable_agg = on;
+-- = off (ap_check(q, true, 'ActiveAgg'): the forced plan must aggregate at
+-- the disks); plan shapes; HAVING/ORDER BY/LIMIT above; FILTER; fallback
+-- tuples; host mode; a memory budget small enough to force many flushes.
 SET active_pg.stripe_pages = 4;		-- spread the tables over all disks
 SET max_parallel_workers_per_gather = 0;
-
--- Like ap_check, but the forced plan must aggregate at the disks.
-CREATE FUNCTION ap_agg_check(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	pushed bool := false;
-	n_on bigint;
-	n_off bigint;
-	extra bigint;
-	missing bigint;
-BEGIN
-	PERFORM set_config('active_pg.enable', 'on', true);
-	PERFORM set_config('active_pg.force_pushdown', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF line LIKE '%ActiveAgg%' THEN
-			pushed := true;
-		END IF;
-	END LOOP;
-	IF NOT pushed THEN
-		RAISE EXCEPTION 'not aggregated at the disks: %', q;
-	END IF;
-	EXECUTE 'CREATE TEMP TABLE ap_on AS ' || q;
-	PERFORM set_config('active_pg.enable', 'off', true);
-	EXECUTE 'CREATE TEMP TABLE ap_off AS ' || q;
-	PERFORM set_config('active_pg.enable', 'on', true);
-	PERFORM set_config('active_pg.force_pushdown', 'off', true);
-	SELECT count(*) INTO n_on FROM ap_on;
-	SELECT count(*) INTO n_off FROM ap_off;
-	SELECT count(*) INTO extra FROM (SELECT * FROM ap_on EXCEPT ALL SELECT * FROM ap_off) x;
-	SELECT count(*) INTO missing FROM (SELECT * FROM ap_off EXCEPT ALL SELECT * FROM ap_on) x;
-	DROP TABLE ap_on;
-	DROP TABLE ap_off;
-	IF n_on <> n_off OR extra <> 0 OR missing <> 0 THEN
-		RAISE EXCEPTION 'ActiveAgg result differs for %: % rows with pushdown, % without, % extra, % missing',
-			q, n_on, n_off, extra, missing;
-	END IF;
-	RETURN n_on || ' rows';
-END
-$$;
 
 -- Every value column has NULLs (id % 7 = 0), group k = 12 has only NULLs.
 -- Floats are multiples of 1/4 small enough that every sum is exact in any
@@ -100,7 +60,7 @@ BEGIN
 							CASE WHEN grp = '' THEN '' ELSE grp || ', ' END,
 							agg, col, whr,
 							CASE WHEN grp = '' THEN '' ELSE ' GROUP BY ' || grp END);
-				r := ap_agg_check(q);
+				r := ap_check(q, true, 'ActiveAgg');
 				n := n + 1;
 			END LOOP;
 		END LOOP;
@@ -110,25 +70,28 @@ END
 $$;
 
 -- several aggregates of one argument share their disk states (avg = sum + count)
-SELECT ap_agg_check('SELECT k, sum(n) s, avg(n) a, count(n) c, min(n) mi, max(n) ma, count(*) cs FROM ag GROUP BY k');
+SELECT ap_check('SELECT k, sum(n) s, avg(n) a, count(n) c, min(n) mi, max(n) ma, count(*) cs FROM ag GROUP BY k', true, 'ActiveAgg');
 -- computed keys and arguments (the expression language)
-SELECT ap_agg_check('SELECT extract(year FROM d), count(*), sum(i4 * 2), avg(n * (1 - n)) FROM ag GROUP BY 1');
-SELECT ap_agg_check('SELECT date_trunc(''month'', ts), i2 / 10, max(tx), min(f8 + 1) FROM ag GROUP BY 1, 2');
-SELECT ap_agg_check('SELECT k, sum(CASE WHEN tx LIKE ''tx1%'' THEN n ELSE 0 END) FROM ag GROUP BY k');
-SELECT ap_agg_check('SELECT coalesce(i2, -1) AS c, count(*) FROM ag GROUP BY 1');
+SELECT ap_check('SELECT extract(year FROM d), count(*), sum(i4 * 2), avg(n * (1 - n)) FROM ag GROUP BY 1', true, 'ActiveAgg');
+SELECT ap_check('SELECT date_trunc(''month'', ts), i2 / 10, max(tx), min(f8 + 1) FROM ag GROUP BY 1, 2', true, 'ActiveAgg');
+SELECT ap_check('SELECT k, sum(CASE WHEN tx LIKE ''tx1%'' THEN n ELSE 0 END) FROM ag GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT coalesce(i2, -1) AS c, count(*) FROM ag GROUP BY 1', true, 'ActiveAgg');
 -- NULL keys form one group; NULL arguments are skipped
-SELECT ap_agg_check('SELECT i2, count(*) cs, count(i4) c, sum(i8) FROM ag GROUP BY i2');
-SELECT ap_agg_check('SELECT k, n, f4, count(*) FROM ag GROUP BY k, n, f4');
+SELECT ap_check('SELECT i2, count(*) cs, count(i4) c, sum(i8) FROM ag GROUP BY i2', true, 'ActiveAgg');
+SELECT ap_check('SELECT k, n, f4, count(*) FROM ag GROUP BY k, n, f4', true, 'ActiveAgg');
 -- FILTER
-SELECT ap_agg_check('SELECT k, count(*) FILTER (WHERE bo), sum(n) FILTER (WHERE i4 > 0), avg(f8) FILTER (WHERE tx < ''tx5'') FROM ag GROUP BY k');
+SELECT ap_check('SELECT k, count(*) FILTER (WHERE bo), sum(n) FILTER (WHERE i4 > 0), avg(f8) FILTER (WHERE tx < ''tx5'') FROM ag GROUP BY k', true, 'ActiveAgg');
 -- with a disk filter
-SELECT ap_agg_check('SELECT k, count(*), sum(i4) FROM ag WHERE d >= ''1993-01-01'' AND d < ''1994-01-01'' GROUP BY k');
+SELECT ap_check('SELECT k, count(*), sum(i4) FROM ag WHERE d >= ''1993-01-01'' AND d < ''1994-01-01'' GROUP BY k', true, 'ActiveAgg');
 -- the same key twice, and a key that is not selected
-SELECT ap_agg_check('SELECT count(*), sum(i8) FROM ag GROUP BY k, k');
+SELECT ap_check('SELECT count(*), sum(i8) FROM ag GROUP BY k, k', true, 'ActiveAgg');
 -- grouping without aggregates (duplicate elimination at the disks)
-SELECT ap_agg_check('SELECT k, bo FROM ag GROUP BY k, bo');
+SELECT ap_check('SELECT k, bo FROM ag GROUP BY k, bo', true, 'ActiveAgg');
+-- SELECT DISTINCT without aggregates is a grouping at the disks too
+SELECT ap_check('SELECT DISTINCT k, bo, tx FROM ag', true, 'ActiveAgg');
+SELECT ap_check('SELECT DISTINCT id % 7 AS m, d FROM ag WHERE i4 > 0', true, 'ActiveAgg');
 -- expressions over aggregates and keys
-SELECT ap_agg_check('SELECT k + 1 k1, sum(i4) / nullif(count(i4), 0) q, max(d) - min(d) r FROM ag GROUP BY k');
+SELECT ap_check('SELECT k + 1 k1, sum(i4) / nullif(count(i4), 0) q, max(d) - min(d) r FROM ag GROUP BY k', true, 'ActiveAgg');
 
 -- plan shapes: HAVING stays on the node (Filter), ORDER BY and LIMIT above it
 SET active_pg.force_pushdown = on;
@@ -139,6 +102,8 @@ EXPLAIN (COSTS OFF)
 SELECT k, count(*) FILTER (WHERE bo) FROM ag WHERE id > 100 GROUP BY k ORDER BY k;
 EXPLAIN (VERBOSE, COSTS OFF)
 SELECT count(*), min(tx), max(tx) FROM ag WHERE i4 > 0;
+EXPLAIN (COSTS OFF) SELECT DISTINCT k, bo FROM ag WHERE id > 5 ORDER BY k;
+EXPLAIN (COSTS OFF) SELECT DISTINCT ON (k) k, id FROM ag;
 EXPLAIN (COSTS OFF, FORMAT JSON)
 SELECT k, avg(n) FROM ag GROUP BY k;
 
@@ -152,6 +117,9 @@ EXPLAIN (COSTS OFF) SELECT k, max(tx COLLATE "en-x-icu") FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, sum(random()) FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag WHERE md5(tx) = 'x' GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT a.k, count(*) FROM ag a JOIN ag b ON a.id = b.id GROUP BY a.k;
+SET active_pg.enable_agg = off;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag GROUP BY k;
+RESET active_pg.enable_agg;
 RESET active_pg.force_pushdown;
 
 -- TPC-H Q1, Q6 and Q14-style queries over a small lineitem
@@ -199,11 +167,7 @@ SELECT 100.00 * sum(CASE WHEN l_shipmode LIKE 'PROMO%' THEN l_extendedprice * (1
 	   / sum(l_extendedprice * (1 - l_discount)) AS promo_revenue
 FROM li WHERE l_shipdate >= date '1995-09-01' AND l_shipdate < date '1995-09-01' + interval '1 month';
 RESET active_pg.force_pushdown;
-SELECT ap_agg_check('SELECT l_returnflag, l_linestatus, sum(l_quantity) q, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) c, avg(l_discount), count(*) FROM li WHERE l_shipdate <= date ''1998-09-02'' GROUP BY 1, 2');
--- without forcing, the optimizer picks ActiveAgg for Q1 on its own
-EXPLAIN (COSTS OFF)
-SELECT l_returnflag, l_linestatus, sum(l_quantity), count(*) FROM li
-WHERE l_shipdate <= date '1998-09-02' GROUP BY 1, 2;
+SELECT ap_check('SELECT l_returnflag, l_linestatus, sum(l_quantity) q, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) c, avg(l_discount), count(*) FROM li WHERE l_shipdate <= date ''1998-09-02'' GROUP BY 1, 2', true, 'ActiveAgg');
 
 -- a budget small enough to force many flushes: same result, flushes counted
 CREATE FUNCTION ap_agg_flushes(q text) RETURNS bigint
@@ -216,8 +180,8 @@ BEGIN
 END
 $$;
 SET active_pg.disk_agg_mem = 64;
-SELECT ap_agg_check('SELECT id % 5000, count(*), sum(n), min(tx), max(f8), avg(i8) FROM ag GROUP BY 1');
-SELECT ap_agg_check('SELECT tx, vc, count(*), max(bc) FROM ag GROUP BY 1, 2');
+SELECT ap_check('SELECT id % 5000, count(*), sum(n), min(tx), max(f8), avg(i8) FROM ag GROUP BY 1', true, 'ActiveAgg');
+SELECT ap_check('SELECT tx, vc, count(*), max(bc) FROM ag GROUP BY 1, 2', true, 'ActiveAgg');
 SET active_pg.force_pushdown = on;
 SELECT ap_agg_flushes('SELECT id % 5000, count(*), sum(n) FROM ag GROUP BY 1') > 0 AS flushed;
 CREATE FUNCTION ap_explain_masked(q text) RETURNS SETOF text
@@ -240,15 +204,15 @@ BEGIN;
 INSERT INTO ag (id, k, i4, n, tx) SELECT g, 100 + g % 3, g, g / 3.0, 'own' FROM generate_series(1, 500) g;
 UPDATE ag SET n = n + 1000 WHERE id BETWEEN 10 AND 20;
 DELETE FROM ag WHERE id BETWEEN 30 AND 40;
-SELECT ap_agg_check('SELECT k, count(*), sum(n), max(tx), avg(i4) FROM ag GROUP BY k');
-SELECT ap_agg_check('SELECT count(*), sum(n) FROM ag');
+SELECT ap_check('SELECT k, count(*), sum(n), max(tx), avg(i4) FROM ag GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT count(*), sum(n) FROM ag', true, 'ActiveAgg');
 ROLLBACK;
 
 -- numeric sums beyond the disks' 128-bit range go back to the host
 CREATE TABLE big_n (k int, n numeric);
 INSERT INTO big_n SELECT g % 3, 9.99e35 FROM generate_series(1, 1000) g;
 INSERT INTO big_n VALUES (0, 'NaN'), (1, 'Infinity'), (2, 1e-40);
-SELECT ap_agg_check('SELECT k, sum(n), avg(n), min(n), max(n) FROM big_n GROUP BY k');
+SELECT ap_check('SELECT k, sum(n), avg(n), min(n), max(n) FROM big_n GROUP BY k', true, 'ActiveAgg');
 
 -- prepared statements: Params shipped as constants, host mode under SERIALIZABLE
 SET active_pg.force_pushdown = on;
@@ -287,4 +251,4 @@ SELECT count(*) AS groups,
 FROM fl_on a JOIN fl_off b USING (k);
 
 DROP TABLE ag, li, big_n, keys13, fl;
-DROP FUNCTION ap_agg_check(text), ap_agg_flushes(text), ap_explain_masked(text);
+DROP FUNCTION ap_agg_flushes(text), ap_explain_masked(text);

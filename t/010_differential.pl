@@ -26,6 +26,11 @@
 # Also checked: no generated query fails with a syntax or name-resolution
 # error (the generator is meant to produce valid queries only).
 #
+# Aggregation (issue 4): AP_DIFF_AGG_COUNT (default 1200) more queries group
+# and aggregate (see the generator's docstring for which aggregates and keys:
+# only those whose text form does not depend on the order of the input), and
+# at least half of them must run as ActiveAgg.
+#
 # Failures print the query, its parameters, both results or errors, and the
 # command that regenerates the queries.  Override the seed and size with
 # AP_DIFF_SEED, AP_DIFF_COUNT, AP_DIFF_ROWS.
@@ -39,8 +44,10 @@ use Time::HiRes qw(time);
 my $src = $ENV{ACTIVE_PG_SRC} // '.';
 my $seed = $ENV{AP_DIFF_SEED} // 1;
 my $count = $ENV{AP_DIFF_COUNT} // 3000;
+# aggregating queries (issue 4), numbered after the row queries
+my $agg_count = $ENV{AP_DIFF_AGG_COUNT} // 1200;
 my $rows = $ENV{AP_DIFF_ROWS} // 3000;
-my $regen = "scripts/gen_differential.py --seed $seed --count $count --rows $rows";
+my $regen = "scripts/gen_differential.py --seed $seed --count $count --agg-count $agg_count --rows $rows";
 
 my $node = PostgreSQL::Test::Cluster->new('differential');
 $node->init;
@@ -159,10 +166,11 @@ BEGIN
 		GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 		plan := 'EXPLAIN failed: ' || st || ': ' || msg;
 	END;
-	flags := CASE WHEN plan LIKE '%ActiveScan%' THEN 'A' ELSE '-' END
+	flags := CASE WHEN plan LIKE '%ActiveScan%' OR plan LIKE '%ActiveAgg%' THEN 'A' ELSE '-' END
 		|| CASE WHEN plan ~ 'Disk Filter:' THEN 'D' ELSE '-' END
 		|| CASE WHEN plan ~ '(^|\n)\s+(Host )?Filter:' THEN 'H' ELSE '-' END
-		|| CASE WHEN plan ~ 'Seq Scan' THEN 'S' ELSE '-' END;
+		|| CASE WHEN plan ~ 'Seq Scan' THEN 'S' ELSE '-' END
+		|| CASE WHEN plan LIKE '%ActiveAgg%' THEN 'G' ELSE '-' END;
 
 	SELECT * INTO r_on FROM ap_run(q, ptypes, pvals, pmode);
 	PERFORM set_config('active_pg.enable', 'off', true);
@@ -204,7 +212,7 @@ BEGIN
 	END IF;
 
 	IF report IS NULL AND flags NOT LIKE 'A%' AND plan ~ 'Seq Scan' THEN
-		report := 'pushdown forced but the plan has no ActiveScan';
+		report := 'pushdown forced but the plan has no ActiveScan or ActiveAgg';
 	END IF;
 
 	IF report IS NULL THEN
@@ -226,7 +234,7 @@ $node->safe_psql('diff', $functions);
 my ($gen_out, $gen_err);
 my $t0 = time;
 IPC::Run::run([ 'python3', "$src/scripts/gen_differential.py", '--seed', $seed,
-	'--count', $count, '--rows', $rows ], '>', \$gen_out, '2>', \$gen_err)
+	'--count', $count, '--agg-count', $agg_count, '--rows', $rows ], '>', \$gen_out, '2>', \$gen_err)
   or BAIL_OUT("generator failed: $gen_err");
 my @lines = split /\n/, $gen_out;
 my @setup = grep { !/^SELECT ap_diff\(/ } @lines;
@@ -237,6 +245,9 @@ for (@lines)
 }
 cmp_ok(scalar(keys %query), '>=', 2000, 'at least 2000 generated queries')
   if $count >= 2000;
+cmp_ok(scalar(grep { $_ > $count } keys %query), '>=', 1000,
+	'at least 1000 generated aggregating queries')
+  if $agg_count >= 1000;
 $node->safe_psql('diff', join("\n", @setup));
 is($node->safe_psql('diff', 'SELECT count(*) FROM dt'), $rows, "table dt has $rows rows");
 
@@ -279,7 +290,8 @@ for my $r (values %result)
 note(sprintf("seed %d: %d queries in %.1f s; %d raised errors on both sides "
 	  . "(%d of them a different but legitimate one, see ap_row_raises)",
 	$seed, scalar(keys %query), $elapsed, $errors, $witnessed));
-note("plan flags (A=ActiveScan D=Disk Filter H=host Filter S=Seq Scan): "
+note("plan flags (A=ActiveScan or ActiveAgg D=Disk Filter H=host Filter S=Seq Scan "
+	  . "G=ActiveAgg): "
 	  . join(', ', map { "$_: $flags{$_}" } sort keys %flags));
 
 is(scalar(@missing), 0, 'every query produced a result')
@@ -296,6 +308,12 @@ for my $q (@fail)
 is(scalar(@fail), 0, 'pushdown and stock PostgreSQL agree on every query')
   or diag(scalar(@fail) . ' failing queries: ' . join(' ', @fail));
 cmp_ok($errors, '<', 0.5 * keys %query, 'most queries return rows (not errors)');
+# most aggregating queries run as ActiveAgg (the rest: host quals, types the
+# disks do not aggregate, errors)
+my $agg_pushed = grep { $_ > $count && $result{$_} =~ /^\@\@\d+ ok \S+ \S{4}G/ } keys %result;
+note("aggregating queries run as ActiveAgg: $agg_pushed of $agg_count");
+cmp_ok($agg_pushed, '>=', 0.5 * $agg_count, 'most aggregating queries aggregate at the disks')
+  if $agg_count > 0;
 
 $node->stop;
 done_testing();

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -396,6 +398,284 @@ test_random_frames(void)
 	}
 }
 
+/* Send a StatsRequest and return the reply (caller frees the frame); NULL if none. */
+static ActivePg__Frame *
+stats_round_trip(Session *s)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__StatsRequest sr = ACTIVE_PG__STATS_REQUEST__INIT;
+	ActivePg__Frame *r;
+
+	f.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REQUEST;
+	f.stats_request = &sr;
+	send_frame(s, &f);
+	r = recv_frame(s);
+	if (r != NULL && r->msg_case != ACTIVE_PG__FRAME__MSG_STATS_REPLY)
+	{
+		active_pg__frame__free_unpacked(r, NULL);
+		r = NULL;
+	}
+	return r;
+}
+
+/* HelloReply announces pages and statistics and reports the emulated drive. */
+static void
+test_hello_emulation(void)
+{
+	Session		s;
+	ActivePg__Frame *r;
+
+	diskd_config.media_mbps = 12;
+	diskd_config.cpu_ratio = 0.25;
+	session_start(&s);
+	send_hello(&s, AP_PROTOCOL_VERSION, "");
+	r = recv_frame(&s);
+	CHECK(r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY);
+	if (r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY)
+	{
+		CHECK(r->hello_reply->capabilities & AP_CAP_PAGES);
+		CHECK(r->hello_reply->capabilities & AP_CAP_STATS);
+		CHECK_EQ(r->hello_reply->media_mbps, 12);
+		CHECK(r->hello_reply->cpu_ratio == 0.25);
+		CHECK_EQ(r->hello_reply->memory_bytes, diskd_config.memory_bytes);
+	}
+	if (r)
+		active_pg__frame__free_unpacked(r, NULL);
+	session_end(&s);
+	diskd_config.media_mbps = 0;
+	diskd_config.cpu_ratio = 0.0;
+
+	/* StatsRequest is refused before the handshake */
+	session_start(&s);
+	{
+		ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+		ActivePg__StatsRequest sr = ACTIVE_PG__STATS_REQUEST__INIT;
+
+		f.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REQUEST;
+		f.stats_request = &sr;
+		send_frame(&s, &f);
+		CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+	}
+	session_end(&s);
+}
+
+#define PAGES_RELNUMBER		4000000001u
+#define PAGES_NBLOCKS		8
+#define PAGES_ZERO_BLOCK	3
+
+/* Write a relation file of PAGES_NBLOCKS pages, block b filled with b + 1 (one all zero). */
+static bool
+write_pages_relation(void)
+{
+	unsigned char page[AP_BLCKSZ];
+	char		path[64];
+	int			fd;
+	bool		ok = true;
+
+	if (mkdir("base", 0700) != 0 || mkdir("base/1", 0700) != 0)
+		return false;
+	snprintf(path, sizeof(path), "base/1/%u", PAGES_RELNUMBER);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	for (int b = 0; b < PAGES_NBLOCKS; b++)
+	{
+		memset(page, b == PAGES_ZERO_BLOCK ? 0 : b + 1, sizeof(page));
+		if (write(fd, page, sizeof(page)) != (ssize_t) sizeof(page))
+			ok = false;
+	}
+	close(fd);
+	return ok;
+}
+
+/*
+ * Run one page-mode scan and check its PageBatch frames: every block of the
+ * disk's units except the all-zero one, each page verbatim, in batches of at
+ * most max_pages.  Returns the Done stats' throttle_us (or UINT64_MAX).
+ */
+static uint64_t
+check_page_scan(Session *s, ActivePg__Frame *req, uint32_t max_pages,
+				const bool *expect, int nexpect)
+{
+	bool		seen[PAGES_NBLOCKS] = {false};
+	uint64_t	throttle = UINT64_MAX;
+	int			npages = 0;
+
+	send_frame(s, req);
+	for (;;)
+	{
+		ActivePg__Frame *r = recv_frame(s);
+
+		if (r == NULL)
+		{
+			CHECK(!"page scan: no Done");
+			break;
+		}
+		if (r->msg_case == ACTIVE_PG__FRAME__MSG_PAGE_BATCH)
+		{
+			ActivePg__PageBatch *pb = r->page_batch;
+
+			CHECK(pb->n_blocks >= 1 && pb->n_blocks <= max_pages);
+			CHECK_EQ(pb->pages.len, pb->n_blocks * AP_BLCKSZ);
+			for (size_t i = 0; i < pb->n_blocks && pb->pages.len == pb->n_blocks * AP_BLCKSZ; i++)
+			{
+				uint32_t	b = pb->blocks[i];
+
+				CHECK(b < PAGES_NBLOCKS && !seen[b]);
+				if (b >= PAGES_NBLOCKS)
+					continue;
+				seen[b] = true;
+				npages++;
+				CHECK_EQ(pb->pages.data[i * AP_BLCKSZ], b + 1);
+				CHECK_EQ(pb->pages.data[i * AP_BLCKSZ + AP_BLCKSZ - 1], b + 1);
+			}
+		}
+		else if (r->msg_case == ACTIVE_PG__FRAME__MSG_DONE)
+		{
+			ActivePg__ScanStats *st = r->done->stats;
+
+			CHECK_EQ(st->tuples_seen, 0);
+			CHECK_EQ(st->rows_shipped, 0);
+			CHECK(st->bytes_shipped > (uint64_t) npages * AP_BLCKSZ);
+			CHECK_EQ(st->bytes_read, st->pages_read * AP_BLCKSZ);
+			CHECK(st->cpu_us <= st->wall_us + 1000);
+			throttle = st->throttle_us;
+			active_pg__frame__free_unpacked(r, NULL);
+			break;
+		}
+		else
+		{
+			CHECK(!"page scan: unexpected frame");
+			active_pg__frame__free_unpacked(r, NULL);
+			break;
+		}
+		active_pg__frame__free_unpacked(r, NULL);
+	}
+	for (int b = 0; b < nexpect; b++)
+		CHECK_EQ(seen[b], expect[b]);
+	return throttle;
+}
+
+/*
+ * Distributed-device mode end to end on a small relation file: raw pages in
+ * PageBatch frames, the program ignored, an unknown mode refused, the media
+ * throttle applied and accounted, and the daemon's counters following.
+ */
+static void
+test_page_mode(void)
+{
+	char		dir[] = "/tmp/diskd-frames-XXXXXX";
+	char		cwd[4096];
+	char		path[128];
+	Session		s;
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__ScanRequest scan = ACTIVE_PG__SCAN_REQUEST__INIT;
+	ActivePg__RelLocator rel = ACTIVE_PG__REL_LOCATOR__INIT;
+	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
+	ActivePg__Program prog = ACTIVE_PG__PROGRAM__INIT;
+	ActivePg__Frame *before;
+	ActivePg__Frame *after;
+	bool		all[PAGES_NBLOCKS];
+	bool		disk1[PAGES_NBLOCKS];
+	int32_t		bogus_attno = 999;
+	uint64_t	throttle;
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL || mkdtemp(dir) == NULL || chdir(dir) != 0)
+	{
+		CHECK(!"cannot make a scratch directory");
+		return;
+	}
+	CHECK(write_pages_relation());
+	for (int b = 0; b < PAGES_NBLOCKS; b++)
+	{
+		all[b] = (b != PAGES_ZERO_BLOCK);
+		disk1[b] = (b >= 4);	/* unit 1 of stripe 4 on 2 disks */
+	}
+
+	rel.spc_oid = 1663;
+	rel.db_oid = 1;
+	rel.rel_number = PAGES_RELNUMBER;
+	snap.xmin = snap.xmax = 3;
+	/* a program that would fail to compile: page mode must not look at it */
+	prog.n_project = 1;
+	prog.project = &bogus_attno;
+	scan.rel = &rel;
+	scan.snapshot = &snap;
+	scan.program = &prog;
+	scan.nblocks = PAGES_NBLOCKS;
+	scan.ndisks = 1;
+	scan.stripe_pages = 4;
+	scan.batch_bytes = 2 * AP_BLCKSZ;
+	scan.mode = AP_SCAN_MODE_PAGES;
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = &scan;
+
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+	before = stats_round_trip(&s);
+	CHECK(before != NULL);
+
+	/* an unknown mode is refused; the connection stays usable */
+	scan.mode = 7;
+	send_frame(&s, &f);
+	CHECK_EQ(next_error_code(&s), AP_ERR_UNSUPPORTED);
+	scan.mode = AP_SCAN_MODE_PAGES;
+
+	/* active mode runs the program, which is refused */
+	scan.mode = AP_SCAN_MODE_ACTIVE;
+	send_frame(&s, &f);
+	CHECK(next_error_code(&s) > 0);
+	scan.mode = AP_SCAN_MODE_PAGES;
+
+	CHECK_EQ(check_page_scan(&s, &f, 2, all, PAGES_NBLOCKS), 0);
+	/* a batch smaller than a page still ships one page per frame */
+	scan.batch_bytes = 100;
+	CHECK_EQ(check_page_scan(&s, &f, 1, all, PAGES_NBLOCKS), 0);
+	scan.batch_bytes = 0;
+	scan.ndisks = 2;
+	scan.disk_id = 1;
+	CHECK_EQ(check_page_scan(&s, &f, 32, disk1, PAGES_NBLOCKS), 0);
+
+	/* a 1 MB/s drive: 8 pages (64 kB) beyond the 50 kB burst must wait ~13 ms */
+	ap_throttle_configure(1, 0.0);
+	scan.ndisks = 1;
+	scan.disk_id = 0;
+	throttle = check_page_scan(&s, &f, 32, all, PAGES_NBLOCKS);
+	CHECK(throttle >= 5000 && throttle != UINT64_MAX);
+	ap_throttle_configure(0, 0.0);
+
+	after = stats_round_trip(&s);
+	CHECK(after != NULL);
+	if (before != NULL && after != NULL)
+	{
+		ActivePg__StatsReply *a = after->stats_reply;
+		ActivePg__StatsReply *b = before->stats_reply;
+
+		CHECK_EQ(a->scans - b->scans, 6);
+		CHECK_EQ(a->pages_read - b->pages_read, 3 * PAGES_NBLOCKS + 4);
+		CHECK_EQ(a->bytes_read - b->bytes_read, (3 * PAGES_NBLOCKS + 4) * AP_BLCKSZ);
+		CHECK(a->bytes_shipped - b->bytes_shipped > (uint64_t) (3 * 7 + 4) * AP_BLCKSZ);
+		CHECK(a->throttle_us - b->throttle_us >= throttle);
+		CHECK(a->busy_us > b->busy_us);
+		CHECK(a->uptime_us > b->uptime_us);
+		CHECK(a->cpu_us >= b->cpu_us);
+		CHECK_EQ(a->tuples_seen - b->tuples_seen, 0);
+	}
+	if (before)
+		active_pg__frame__free_unpacked(before, NULL);
+	if (after)
+		active_pg__frame__free_unpacked(after, NULL);
+	session_end(&s);
+
+	snprintf(path, sizeof(path), "base/1/%u", PAGES_RELNUMBER);
+	unlink(path);
+	rmdir("base/1");
+	rmdir("base");
+	if (chdir(cwd) != 0)
+		perror("chdir");
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -410,5 +690,7 @@ main(void)
 	test_handshake_rules();
 	test_bad_scan_requests();
 	test_random_frames();
+	test_hello_emulation();
+	test_page_mode();
 	return TEST_DONE();
 }

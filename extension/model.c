@@ -1,0 +1,366 @@
+/*
+ * model.c
+ *	  The Active Disks throughput model (seed 001) as the cost model of
+ *	  active_pg, and the host's interconnect emulation.
+ *
+ * The model (001's "modified performance model"):
+ *
+ *	traditional  t = max(N_in/(d*r_d), N_in/r_n, N_in*w/s_cpu)
+ *	active       t = max(N_in/(d*r_d'), N_out/r_n', N_in*w/(d*s_cpu')) + serial
+ *
+ * Time is in seconds; w*s_cpu is expressed directly as the host's time per
+ * input byte (ns), so s_cpu' = s_cpu * active_pg.disk_cpu_ratio.
+ *
+ * What the real machine adds, learned from the TPC-H SF 0.1 run
+ * (bench/tpcd/results/2026-11-22-sf0.1.md), where pushdown lost on hash
+ * joins whose big input shipped most of its rows and on a correlated
+ * subquery's scan re-run per outer row:
+ *	- a_host: the host still handles every shipped row (receive, unpack,
+ *	  decode into a slot, host quals): rows_out * AP_HOST_ROW_NS plus
+ *	  N_out * AP_RECV_NS_PER_BYTE.  The host does this in parallel with the
+ *	  disks (a term of the max), but it is never free.
+ *	- a_cores: unemulated disks are processes on the host's own cores.  The
+ *	  disks' real work (N_in*w, whatever the emulated ratio) plus the host's
+ *	  cannot run faster than the cores allow: (N_in*w + host work) / cores.
+ *	  With no emulation and 4 disks on a 2-core machine the effective disk
+ *	  parallelism is min(ndisks, cores) = 2.
+ *	- a_serial: every execution (every rescan too) connects to each disk,
+ *	  flushes the relation's buffers and ships the program: measured at
+ *	  about 0.5 ms + 0.45 ms per disk on the development machine.  A
+ *	  correlated subquery pays it, and the whole disk scan, once per outer
+ *	  row; PostgreSQL's rescan cost of a custom path is its total cost, so
+ *	  charging both in the total is what makes an index scan win there.
+ *	- r_d when the media is not emulated: the disks read with O_DIRECT from
+ *	  one real device (or the page cache without direct I/O); all disks share
+ *	  its rate (AP_DEVICE_MBPS_*), so the read term is N_in / r_device.
+ *	- the traditional system reads from shared buffers (no read term) unless
+ *	  the media is emulated, in which case it is the distributed-device
+ *	  baseline over the same drives: the pages cross the (emulated)
+ *	  interconnect and the host pays AP_RECV_NS_PER_BYTE for them too.
+ *
+ * w, the disks' work per input byte, comes from the disks' own statistics
+ * (Done: compute_us per bytes_read, CPU throttle excluded) as a running
+ * average per operator in this backend, or from defaults measured on the
+ * development machine until a scan has been seen.  The disk quals add
+ * AP_NS_PER_OP per operator evaluation per tuple (PostgreSQL's own qual cost
+ * divided by cpu_operator_cost counts them).
+ *
+ * Cost units.  The optimizer compares ActiveScan with the host's own plans
+ * (Seq Scan, index scans, ...), which PostgreSQL costs in seq_page_cost /
+ * cpu_tuple_cost units.  The model predicts the host's Seq Scan of the same
+ * input too (t_trad), so the exchange rate between seconds and cost units is
+ * taken from that one plan both sides know:
+ *		cost(ActiveScan) = cost(Seq Scan) * t_active / t_trad
+ * where cost(Seq Scan) = seq_page_cost * pages + (cpu_tuple_cost + quals) *
+ * tuples, exactly what cost_seqscan charges.  Then ActiveScan beats the Seq
+ * Scan precisely when the model says the disks are faster, and it stands to
+ * index scans in the proportion PostgreSQL itself sees between a full scan
+ * and an index scan.  The serial term makes a tiny table's pushdown many
+ * times the cost of its Seq Scan, and ties (both media-bound) go to the host.
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
+#include "portability/instr_time.h"
+
+#include "active_pg.h"
+#include "model.h"
+
+/* Disk work per input byte at host speed until measured (ns); per operator. */
+static const double ap_w_default_ns[AP_MODEL_NOPS] = {1.2, 4.0, 1.6};
+/* The host's Seq Scan per input byte (visibility, deform through the buffer manager). */
+#define AP_HOST_NS_PER_BYTE			1.8
+/* One operator (comparison, arithmetic) per tuple, disk or host. */
+#define AP_NS_PER_OP				15.0
+/* Host work per shipped row: unpack, decode into the slot, ExecScan. */
+#define AP_HOST_ROW_NS				150.0
+/* Host work per byte crossing the socket (recv copy, protobuf unpack). */
+#define AP_RECV_NS_PER_BYTE			1.0
+/* A disk shipping raw pages (pages mode) only copies them. */
+#define AP_PAGE_SHIP_NS_PER_BYTE	0.2
+/* The real device the unemulated disks share, MB/s: O_DIRECT vs page cache. */
+#define AP_DEVICE_MBPS_DIRECT		700.0
+#define AP_DEVICE_MBPS_BUFFERED		3000.0
+/* Per-execution start: fixed part and per disk (connect, handshake), seconds. */
+#define AP_SERIAL_BASE_S			0.0005
+#define AP_SERIAL_PER_DISK_S		0.00045
+/* Weight of a new observation in the running average of w. */
+#define AP_W_ALPHA					0.3
+/* Observations below this many bytes are noise (startup dominated). */
+#define AP_W_MIN_BYTES				(1024.0 * 1024.0)
+/* Sanity bounds of a measured w (ns per byte). */
+#define AP_W_MIN_NS					0.05
+#define AP_W_MAX_NS					1000.0
+
+#define AP_MB						(1024.0 * 1024.0)
+
+/* Running estimate of w per operator in this backend (0 = none yet). */
+static double ap_w_measured_ns[AP_MODEL_NOPS];
+
+/* Interconnect bucket of this backend: bytes of credit (negative = debt). */
+static double ap_ic_tokens = 0.0;
+static instr_time ap_ic_last;
+static bool ap_ic_started = false;
+
+/* Cores the host and unemulated disks share. */
+int
+ApModelCores(void)
+{
+	long		n;
+
+	if (active_pg_host_cores > 0)
+		return active_pg_host_cores;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int) n : 1;
+}
+
+/* Max of two doubles. */
+static inline double
+ap_max(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* Predict the active (or pages) path and the traditional server; see file header. */
+void
+ApModelPredict(const ApModelInput *in, ApModelResult *r)
+{
+	int			d = Max(in->ndisks, 1);
+	double		ratio = active_pg_disk_cpu_ratio > 0 ? active_pg_disk_cpu_ratio : 1.0;
+	double		op_ns;
+	double		host_scan_ns;
+	double		disk_work;
+	double		host_work;
+	double		r_read_total;
+	int			op = (in->op >= 0 && in->op < AP_MODEL_NOPS) ? in->op : AP_MODEL_OP_SCAN;
+
+	memset(r, 0, sizeof(*r));
+	r->cores = ApModelCores();
+	r->cpu_ratio = ratio;
+	r->n_in = Max(in->pages, 0.0) * BLCKSZ;
+	r->n_out = Max(in->rows_out, 0.0) * Max(in->width_out, 0.0);
+	r->r_d = active_pg_disk_media_mbps > 0 ? active_pg_disk_media_mbps * AP_MB : 0.0;
+	r->r_n = active_pg_interconnect_mbps > 0 ? active_pg_interconnect_mbps * AP_MB : 0.0;
+	r->emulated = active_pg_disk_media_mbps > 0 || ratio != 1.0;
+	r->w_measured = ap_w_measured_ns[op] > 0;
+	op_ns = Max(in->disk_ops, 0.0) * AP_NS_PER_OP * Max(in->tuples, 0.0);
+	r->w_ns = (r->w_measured ? ap_w_measured_ns[op] : ap_w_default_ns[op]) +
+		(r->n_in > 0 ? op_ns / r->n_in : 0.0);
+
+	/* ---- traditional server ---- */
+	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns +
+		Max(in->rows_out, 0.0) * Max(in->host_ops, 0.0) * AP_NS_PER_OP;
+	if (r->r_d > 0)
+	{
+		/* distributed devices: same drives, pages cross the interconnect */
+		r->t_read = r->n_in / (d * r->r_d);
+		host_scan_ns += r->n_in * AP_RECV_NS_PER_BYTE;
+	}
+	r->t_net = r->r_n > 0 ? r->n_in / r->r_n : 0.0;
+	r->t_cpu = host_scan_ns * 1e-9;
+	r->t_trad = ap_max(ap_max(r->t_read, r->t_net), r->t_cpu);
+
+	/* ---- the path itself ---- */
+	r_read_total = r->r_d > 0 ? d * r->r_d :
+		(active_pg_direct_io ? AP_DEVICE_MBPS_DIRECT : AP_DEVICE_MBPS_BUFFERED) * AP_MB;
+	r->a_read = r->n_in / r_read_total;
+	r->a_serial = AP_SERIAL_BASE_S + AP_SERIAL_PER_DISK_S * d;
+	if (in->mode == AP_SCAN_MODE_PAGES)
+	{
+		/* the host does everything on pages that all cross the interconnect */
+		disk_work = r->n_in * AP_PAGE_SHIP_NS_PER_BYTE * 1e-9;
+		host_work = r->t_cpu + (r->r_d > 0 ? 0.0 : r->n_in * AP_RECV_NS_PER_BYTE * 1e-9);
+		r->a_net = r->r_n > 0 ? r->n_in / r->r_n : 0.0;
+		r->n_out = r->n_in;
+	}
+	else
+	{
+		disk_work = r->n_in * r->w_ns * 1e-9;
+		host_work = (Max(in->rows_out, 0.0) *
+					 (AP_HOST_ROW_NS + Max(in->host_ops, 0.0) * AP_NS_PER_OP) +
+					 r->n_out * AP_RECV_NS_PER_BYTE) * 1e-9;
+		r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
+	}
+	/* the emulated disk CPU is 1/ratio slower; the real work needs real cores */
+	r->a_disk_cpu = ap_max(disk_work / (d * ratio), disk_work / Min(d, r->cores));
+	r->a_host = host_work;
+	r->a_cores = (disk_work + host_work) / r->cores;
+	r->t_active = ap_max(ap_max(ap_max(r->a_read, r->a_disk_cpu),
+								ap_max(r->a_net, r->a_host)), r->a_cores) + r->a_serial;
+}
+
+/* Cost units of the prediction, at the exchange rate of the host's Seq Scan. */
+double
+ApModelCost(const ApModelResult *r, double host_cost)
+{
+	double		t_trad = Max(r->t_trad, 1e-9);
+
+	return Max(host_cost, 1.0) * r->t_active / t_trad;
+}
+
+/* Fold one disk's Done statistics into the running w of op. */
+void
+ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st)
+{
+	double		w;
+
+	if (op < 0 || op >= AP_MODEL_NOPS || st == NULL ||
+		(double) st->bytes_read < AP_W_MIN_BYTES)
+		return;
+	/* compute_us is the disk's own work; the CPU throttle is reported apart */
+	w = (double) st->compute_us * 1000.0 / (double) st->bytes_read;
+	if (w < AP_W_MIN_NS || w > AP_W_MAX_NS)
+		return;
+	if (ap_w_measured_ns[op] <= 0)
+		ap_w_measured_ns[op] = w;
+	else
+		ap_w_measured_ns[op] = (1 - AP_W_ALPHA) * ap_w_measured_ns[op] + AP_W_ALPHA * w;
+}
+
+/* Float node of a double, exactly as printed (plans are copied and read back). */
+static Node *
+ap_float(double v)
+{
+	return (Node *) makeFloat(psprintf("%.9g", v));
+}
+
+/* Fields of ApModelResult carried in a plan, in this order. */
+#define AP_MODEL_NFIELDS			14
+
+/* The prediction as a List of Float nodes for the plan (EXPLAIN VERBOSE). */
+List *
+ApModelToList(const ApModelResult *r)
+{
+	double		v[AP_MODEL_NFIELDS] = {
+		r->t_active, r->a_read, r->a_disk_cpu, r->a_net, r->a_host, r->a_serial,
+		r->t_trad, r->r_d, r->r_n, r->cpu_ratio, r->w_ns, r->n_in, r->n_out,
+		(double) r->cores
+	};
+	List	   *l = NIL;
+	int			i;
+
+	for (i = 0; i < AP_MODEL_NFIELDS; i++)
+		l = lappend(l, ap_float(v[i]));
+	return l;
+}
+
+/* Read back what ApModelToList wrote; false if l is not such a list. */
+bool
+ApModelFromList(List *l, ApModelResult *r)
+{
+	double		v[AP_MODEL_NFIELDS];
+	ListCell   *lc;
+
+	memset(r, 0, sizeof(*r));
+	if (list_length(l) != AP_MODEL_NFIELDS)
+		return false;
+	foreach(lc, l)
+	{
+		if (!IsA(lfirst(lc), Float))
+			return false;
+		v[foreach_current_index(lc)] = floatVal(lfirst(lc));
+	}
+	r->t_active = v[0];
+	r->a_read = v[1];
+	r->a_disk_cpu = v[2];
+	r->a_net = v[3];
+	r->a_host = v[4];
+	r->a_serial = v[5];
+	r->t_trad = v[6];
+	r->r_d = v[7];
+	r->r_n = v[8];
+	r->cpu_ratio = v[9];
+	r->w_ns = v[10];
+	r->n_in = v[11];
+	r->n_out = v[12];
+	r->cores = (int) v[13];
+	return true;
+}
+
+/* Seconds as "0.42 s" or "3.1 ms". */
+static char *
+ap_secs(double s)
+{
+	if (s >= 1.0)
+		return psprintf("%.2f s", s);
+	if (s >= 0.001)
+		return psprintf("%.1f ms", s * 1000.0);
+	return psprintf("%.3f ms", s * 1000.0);
+}
+
+/* One line for EXPLAIN: the prediction and the terms it is the max of. */
+char *
+ApModelDescribe(const ApModelResult *r, int mode)
+{
+	return psprintf("%s %s (disk read %s, disk cpu %s, interconnect %s, host %s, start %s) vs traditional %s",
+					mode == AP_SCAN_MODE_PAGES ? "pages" : "active",
+					ap_secs(r->t_active), ap_secs(r->a_read), ap_secs(r->a_disk_cpu),
+					ap_secs(r->a_net), ap_secs(r->a_host), ap_secs(r->a_serial),
+					ap_secs(r->t_trad));
+}
+
+/* ---------------- interconnect emulation ---------------- */
+
+/* Refill the bucket for the time since the last call; depth 50 ms of the rate. */
+static void
+ap_ic_refill(double rate)
+{
+	instr_time	now;
+	double		dt;
+
+	INSTR_TIME_SET_CURRENT(now);
+	if (!ap_ic_started)
+	{
+		ap_ic_started = true;
+		ap_ic_last = now;
+		ap_ic_tokens = 0.0;
+		return;
+	}
+	dt = INSTR_TIME_GET_DOUBLE(now) - INSTR_TIME_GET_DOUBLE(ap_ic_last);
+	ap_ic_last = now;
+	if (dt > 0)
+		ap_ic_tokens = Min(ap_ic_tokens + dt * rate, rate * 0.05);
+}
+
+/* Sleep on the latch while the bucket is in debt (cancel is served). */
+void
+ApInterconnectWait(void)
+{
+	double		rate = active_pg_interconnect_mbps * AP_MB;
+
+	if (active_pg_interconnect_mbps <= 0)
+		return;
+	for (;;)
+	{
+		long		ms;
+		int			rc;
+
+		ap_ic_refill(rate);
+		if (ap_ic_tokens >= 0)
+			return;
+		ms = (long) ceil(-ap_ic_tokens / rate * 1000.0);
+		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					   Max(ms, 1), PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+		{
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/* Charge bytes read from a disk's socket. */
+void
+ApInterconnectCharge(size_t bytes)
+{
+	if (active_pg_interconnect_mbps <= 0)
+		return;
+	ap_ic_refill(active_pg_interconnect_mbps * AP_MB);
+	ap_ic_tokens -= (double) bytes;
+}

@@ -1,0 +1,113 @@
+/*
+ * model.h
+ *	  The Active Disks throughput model (seed 001) as active_pg's cost model.
+ *
+ *	traditional  t = max(N_in/(d*r_d), N_in/r_n, N_in*w/s_cpu)
+ *	active       t = max(N_in/(d*r_d'), N_out/r_n', N_in*w/(d*s_cpu')) + serial
+ *
+ * extended with what the real machine adds (see model.c): the host's work
+ * on the rows the disks ship, and the cores the disks share with the host
+ * when they are processes on the same machine.
+ *
+ * Callers (ActiveScan in planner.c; ActiveAgg and the Bloom paths may use it
+ * too) fill an ApModelInput from the planner's estimates, call
+ * ApModelPredict, and turn the prediction into PostgreSQL cost units with
+ * ApModelCost.
+ */
+#ifndef AP_MODEL_H
+#define AP_MODEL_H
+
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+
+#include "active_pg.pb-c.h"
+
+/* The operator the disks run: each has its own cycles-per-byte estimate. */
+typedef enum ApModelOp
+{
+	AP_MODEL_OP_SCAN = 0,		/* visibility, filter, projection */
+	AP_MODEL_OP_AGG,			/* the above plus grouping and aggregation */
+	AP_MODEL_OP_BLOOM,			/* the above plus Bloom probes */
+	AP_MODEL_NOPS
+} ApModelOp;
+
+typedef struct ApModelInput
+{
+	ApModelOp	op;
+	int			mode;			/* AP_SCAN_MODE_*: active, or pages (host does all) */
+	int			ndisks;
+	double		pages;			/* N_in, in heap pages */
+	double		tuples;			/* tuples in those pages */
+	double		disk_ops;		/* operator evaluations per tuple at the disk */
+	double		rows_out;		/* rows (groups) the disks ship */
+	double		width_out;		/* bytes of one shipped row */
+	double		host_ops;		/* host operator evaluations per shipped row */
+} ApModelInput;
+
+typedef struct ApModelResult
+{
+	/* the chosen path: active disks (or distributed devices in pages mode) */
+	double		t_active;		/* seconds, serial included */
+	double		a_read;			/* N_in / (d * r_d') */
+	double		a_disk_cpu;		/* N_in * w / (d * s_cpu'), bounded by real cores */
+	double		a_net;			/* N_out / r_n' */
+	double		a_host;			/* host work on the shipped rows */
+	double		a_cores;		/* all real CPU work over the real cores */
+	double		a_serial;		/* per-scan start: connect, flush, ship */
+	/* the traditional server: the host scans (over the same drives if emulated) */
+	double		t_trad;
+	double		t_read;
+	double		t_net;
+	double		t_cpu;
+	/* the resolved system parameters */
+	double		r_d;			/* per-disk media rate, bytes/s (0 = not limiting) */
+	double		r_n;			/* interconnect, bytes/s (0 = off) */
+	double		cpu_ratio;		/* s_cpu' / s_cpu */
+	double		w_ns;			/* disk work per input byte at host speed, ns */
+	double		n_in;			/* bytes */
+	double		n_out;			/* bytes */
+	int			cores;
+	bool		emulated;		/* media or CPU emulation set */
+	bool		w_measured;		/* w came from the disks' statistics */
+} ApModelResult;
+
+/* Predict both systems' time for one scan. */
+void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
+
+/*
+ * PostgreSQL cost of the prediction: host_cost is what PostgreSQL charges
+ * for the host's own plan of the same input (a Seq Scan: seq_page_cost per
+ * page plus cpu_tuple_cost and the quals per tuple); the path costs
+ * host_cost * t_active / t_trad.  See model.c for why.
+ */
+double		ApModelCost(const ApModelResult *r, double host_cost);
+
+/* Learn the disks' cycles per byte from one disk's Done statistics. */
+void		ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st);
+
+/*
+ * The prediction as a List of Float nodes (plan-copyable, for EXPLAIN) and
+ * back.
+ */
+List	   *ApModelToList(const ApModelResult *r);
+bool		ApModelFromList(List *l, ApModelResult *r);
+
+/* "active 0.42 s (disk read ..., ...) vs traditional 1.10 s", palloc'd. */
+char	   *ApModelDescribe(const ApModelResult *r, int mode);
+
+/* Cores the host and unemulated disks share (active_pg.host_cores or sysconf). */
+int			ApModelCores(void);
+
+/* ---------- interconnect emulation (model.c) ---------- */
+
+/*
+ * Token bucket of active_pg.interconnect_mbps for this backend: before
+ * reading a disk's socket, ApInterconnectWait sleeps on the latch while the
+ * bucket is in debt (interrupts are served); after reading, charge the bytes.
+ * Both are no-ops when the setting is 0.
+ */
+void		ApInterconnectWait(void);
+void		ApInterconnectCharge(size_t bytes);
+
+#endif							/* AP_MODEL_H */

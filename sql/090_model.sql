@@ -1,0 +1,113 @@
+-- The cost model (extension/model.c, seed 001's throughput model), the
+-- distributed-device mode (active_pg.scan_mode = 'pages') and the disk
+-- statistics view.
+SET max_parallel_workers_per_gather = 0;
+-- the model's core count and measured disk work must not depend on the machine
+SET active_pg.host_cores = 64;
+
+CREATE FUNCTION active_pg_explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+	FOR l IN EXECUTE q LOOP
+		RETURN NEXT l;
+	END LOOP;
+END $$;
+
+CREATE TABLE m_tiny (a int);
+INSERT INTO m_tiny VALUES (1), (2), (3);
+CREATE TABLE m_big (id int, k int, v numeric, note text);
+INSERT INTO m_big SELECT g, g % 1000, g % 97, 'note ' || g FROM generate_series(1, 100000) g;
+ANALYZE m_tiny;
+ANALYZE m_big;
+
+-- a tiny table: connecting to the disks costs more than reading it
+EXPLAIN (COSTS OFF) SELECT * FROM m_tiny WHERE a = 1;
+
+-- full-speed disks, a selective query: the disks read with O_DIRECT from one
+-- device (and share the host's cores), the host from its buffers; the disks
+-- still win by a little
+EXPLAIN (COSTS OFF) SELECT id FROM m_big WHERE k = 7;
+-- ... but not when every row crosses to the host anyway
+EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
+
+-- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
+-- non-selective query: every row crosses anyway and the disks' CPUs are
+-- slower than the host's, so the host plan wins
+SET active_pg.disk_media_mbps = 15;
+SET active_pg.disk_cpu_ratio = 0.1;
+EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
+
+-- the same drives behind a 10 MB/s interconnect and a selective query: the
+-- traditional server waits for every page to cross the link, the disks
+-- ship 0.1% of it
+SET active_pg.interconnect_mbps = 10;
+SET active_pg.disk_cpu_ratio = 0.5;
+EXPLAIN (COSTS OFF) SELECT id FROM m_big WHERE k = 7;
+-- even a query that keeps every row ships less than its pages (projection)
+EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
+RESET active_pg.interconnect_mbps;
+RESET active_pg.disk_cpu_ratio;
+RESET active_pg.disk_media_mbps;
+
+-- the model's prediction is in EXPLAIN (VERBOSE) with costs
+SET active_pg.force_pushdown = on;
+SELECT count(*) AS model_lines FROM (
+	SELECT x FROM (SELECT active_pg_explain_lines('EXPLAIN (VERBOSE) SELECT id FROM m_big WHERE k = 7') x) y
+	WHERE x LIKE '%Model: active % vs traditional %' OR x LIKE '%Model Inputs: in %') z;
+RESET active_pg.force_pushdown;
+
+-- distributed-device mode: the disks ship pages, the host does all the work;
+-- the results equal stock PostgreSQL
+SET active_pg.enable_agg = off;
+SET active_pg.scan_mode = 'pages';
+SELECT ap_check('SELECT id, note FROM m_big WHERE k = 7');
+SELECT ap_check('SELECT id, v * 2 AS v2 FROM m_big WHERE k < 3 AND note LIKE ''note 1%''');
+SELECT ap_check('SELECT count(*), sum(v) FROM m_big WHERE k BETWEEN 10 AND 20');
+SELECT ap_check('SELECT * FROM m_tiny');
+-- updated, deleted and own-transaction rows (visibility on page copies)
+UPDATE m_big SET v = v + 1 WHERE k = 8;
+DELETE FROM m_big WHERE k = 9;
+SELECT ap_check('SELECT id, v FROM m_big WHERE k BETWEEN 7 AND 9');
+BEGIN;
+INSERT INTO m_big VALUES (-1, 7, 1, 'mine');
+UPDATE m_big SET note = 'changed' WHERE id = 7;
+DELETE FROM m_big WHERE id = 1007;
+SELECT ap_check('SELECT id, note FROM m_big WHERE k = 7');
+ROLLBACK;
+SELECT ap_check('SELECT id, note FROM m_big WHERE k = 7');
+-- an added column with a default (tuples shorter than the descriptor), NULLs, TOAST
+ALTER TABLE m_big ADD COLUMN extra int DEFAULT 42;
+INSERT INTO m_big VALUES (-2, 7, NULL, repeat('x', 10000), NULL);
+SELECT ap_check('SELECT id, extra, length(note) FROM m_big WHERE k = 7');
+-- pushdown forced in pages mode really ships pages: the host decodes them
+SET active_pg.force_pushdown = on;
+SELECT count(*) FROM m_big WHERE k = 7;
+SELECT x FROM (SELECT regexp_replace(active_pg_explain_lines(
+	'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM m_big WHERE k = 7'),
+	'[0-9]+', 'N', 'g') x) y WHERE x ~ 'Host Pages|Disk Tuples|Bytes Eligible';
+RESET active_pg.force_pushdown;
+RESET active_pg.scan_mode;
+RESET active_pg.enable_agg;
+
+-- the statistics view: its columns, and counters that grow with a scan
+SELECT column_name FROM information_schema.columns
+WHERE table_schema = 'active_pg' AND table_name = 'disk_stats' ORDER BY ordinal_position;
+CREATE TEMP TABLE s0 AS SELECT sum(scans) AS scans, sum(pages_read) AS pages, sum(bytes_read) AS bytes
+	FROM active_pg.disk_stats;
+SET active_pg.force_pushdown = on;
+SELECT count(*) FROM m_big WHERE k = 5;
+RESET active_pg.force_pushdown;
+SELECT s.scans > s0.scans AS scans_grew, s.pages > s0.pages AS pages_grew,
+	s.bytes > s0.bytes AS bytes_grew, s.alive, s.restarts
+FROM (SELECT sum(scans) AS scans, sum(pages_read) AS pages, sum(bytes_read) AS bytes,
+		bool_and(alive) AS alive, sum(restarts) AS restarts FROM active_pg.disk_stats) s, s0;
+
+-- EXPLAIN ANALYZE sums up the interconnect saving in Exadata's words
+SET active_pg.force_pushdown = on;
+SELECT count(*) AS exadata_lines FROM (
+	SELECT x FROM (SELECT active_pg_explain_lines('EXPLAIN (ANALYZE) SELECT id FROM m_big WHERE k = 7') x) y
+	WHERE x ~ 'Bytes Eligible: [0-9.]+ [kM]B, Bytes Returned: [0-9.]+ [k]?B \(reduction [0-9]+x\)') z;
+RESET active_pg.force_pushdown;
+
+DROP TABLE m_big, m_tiny;
+DROP FUNCTION active_pg_explain_lines(text);
