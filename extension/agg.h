@@ -4,7 +4,8 @@
  *
  * Files:
  *   agg_planner.c  create_upper_paths_hook: the ActiveAgg path on the grouped
- *                  rel of a single ActiveScan-eligible relation, and its plan
+ *                  rel (or the distinct rel of a SELECT DISTINCT) of a single
+ *                  ActiveScan-eligible relation, and its plan
  *   agg_exec.c     the executor: ship an aggregating scan, merge the disks'
  *                  partial groups and the fallback tuples, finalize, EXPLAIN
  *   diskscan.c     one pushed-down scan's conversation with the disks
@@ -76,7 +77,8 @@ typedef struct ApAggInfo
 /*
  * Is this Aggref one the disks compute (supported function and argument
  * type, no DISTINCT/ORDER BY/ordered-set, shippable argument and FILTER)?
- * Fills *info if so.  rel: the scanned base relation.
+ * Fills *info if so.  rel: the scanned base relation.  With root NULL (the
+ * executor, for a plan the planner accepted) only the mapping is done.
  */
 bool		ApAggClassify(PlannerInfo *root, RelOptInfo *rel, Aggref *aggref,
 						  ApAggInfo *info);

@@ -789,7 +789,8 @@ ap_agg_fill(ApAggState *s)
 	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
 				   ap_agg_on_frame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
-	if (!ApDiskScanPossible(snapshot) ||
+	/* a cached plan in the distributed-device mode: the host aggregates */
+	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))
 	{
 		TableScanDesc scan = table_beginscan(ss->ss_currentRelation, snapshot, 0, NULL);

@@ -14,9 +14,11 @@
  *	- every GROUP BY expression is one the disk evaluates exactly and is
  *	  hashable; every Var the target or HAVING uses outside an aggregate is a
  *	  GROUP BY expression;
- *	- every aggregate is in the supported set (ApAggMap) with no DISTINCT,
+ *	- every aggregate is in the supported set (ap_agg_map) with no DISTINCT,
  *	  ORDER BY or ordered-set/hypothetical semantics, and its argument and
- *	  FILTER are disk-evaluable.
+ *	  FILTER are disk-evaluable;
+ *	- the estimated groups fit in hash_mem: the host's merge table does not
+ *	  spill to disk as HashAggregate does.
  * Otherwise nothing is added and PostgreSQL's Agg runs over ActiveScan.
  *
  * Cost: the ActiveScan model of planner.c (startup, disk reads and disk CPU
@@ -27,8 +29,10 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_aggregate_d.h"
 #include "catalog/pg_type_d.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -54,6 +58,8 @@
 #define AP_AGG_CPU_RATIO_MIN		0.001
 #define AP_AGG_STARTUP_COST			100.0
 #define AP_AGG_STARTUP_PER_DISK		25.0
+/* Host bytes per group and per state beyond the keys (hash entry, states). */
+#define AP_AGG_GROUP_OVERHEAD		32
 
 /* Path private list (CustomPath.custom_private). */
 typedef enum ApAggPathIndex
@@ -206,7 +212,7 @@ ap_agg_map(Aggref *aggref, ApAggInfo *info)
 	}
 }
 
-/* Executor side: the mapping of an Aggref the planner accepted. */
+/* Map an Aggref and, at plan time (root set), check that the disks can compute it. */
 bool
 ApAggClassify(PlannerInfo *root, RelOptInfo *rel, Aggref *aggref, ApAggInfo *info)
 {
@@ -436,6 +442,15 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	memcpy(parent, output_rel, sizeof(RelOptInfo));
 	parent->relids = bms_copy(input_rel->relids);
 
+	/*
+	 * The host's merge table does not spill: leave groupings that would not
+	 * fit in hash_mem to PostgreSQL's HashAggregate, which does.
+	 */
+	if (ngroups * (MAXALIGN(SizeofMinimalTupleHeader) + target->width +
+				   AP_AGG_GROUP_OVERHEAD * (1 + 2 * list_length(aggrefs))) >
+		(double) get_hash_memory_limit())
+		return;
+
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = parent;
@@ -476,7 +491,9 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_create_upper_paths_hook)
 		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 
-	if (!active_pg_enable || !active_pg_enable_agg)
+	/* in the distributed-device mode the disks only ship pages */
+	if (!active_pg_enable || !active_pg_enable_agg ||
+		active_pg_scan_mode == AP_SCAN_MODE_PAGES)
 		return;
 	if (stage == UPPERREL_GROUP_AGG)
 	{

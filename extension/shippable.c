@@ -434,6 +434,22 @@ ap_not_constant_walker(Node *node, void *context)
 }
 
 /*
+ * Does the subtree take inputs (constants or parameters)?  A function applied
+ * only to argument-less functions, like now()::date, computes the same value
+ * for every row of every query: it is evaluated once without changing which
+ * errors a plain scan raises.
+ */
+static bool
+ap_has_inputs_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Const) || IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, ap_has_inputs_walker, context);
+}
+
+/*
  * Could evaluating this Var-free subtree raise a data-dependent error?
  * Stock PostgreSQL evaluates such a subtree only for rows that reach it, so
  * evaluating it once at scan start would raise errors (e.g. `$1 - date
@@ -458,13 +474,15 @@ ap_may_raise_walker(Node *node, void *context)
 			{
 				FuncExpr   *fe = (FuncExpr *) node;
 
-				if (fe->args != NIL && !get_func_leakproof(fe->funcid))
+				if (fe->args != NIL && !get_func_leakproof(fe->funcid) &&
+					ap_has_inputs_walker((Node *) fe->args, NULL))
 					return true;
 				break;
 			}
 		case T_OpExpr:
 			set_opfuncid((OpExpr *) node);
-			if (!get_func_leakproof(((OpExpr *) node)->opfuncid))
+			if (!get_func_leakproof(((OpExpr *) node)->opfuncid) &&
+				ap_has_inputs_walker((Node *) ((OpExpr *) node)->args, NULL))
 				return true;
 			break;
 		default:

@@ -5,6 +5,7 @@
 -- tuples; host mode; a memory budget small enough to force many flushes.
 SET active_pg.stripe_pages = 4;		-- spread the tables over all disks
 SET max_parallel_workers_per_gather = 0;
+SET work_mem = '64MB';		-- ActiveAgg is only planned where its host table fits hash_mem
 
 -- Every value column has NULLs (id % 7 = 0), group k = 12 has only NULLs.
 -- Floats are multiples of 1/4 small enough that every sum is exact in any
@@ -117,6 +118,10 @@ EXPLAIN (COSTS OFF) SELECT k, max(tx COLLATE "en-x-icu") FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, sum(random()) FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag WHERE md5(tx) = 'x' GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT a.k, count(*) FROM ag a JOIN ag b ON a.id = b.id GROUP BY a.k;
+SET work_mem = '64kB';		-- too many groups for the host's (non-spilling) table
+EXPLAIN (COSTS OFF) SELECT id, count(*) FROM ag GROUP BY id;
+RESET work_mem;
+SET work_mem = '64MB';
 SET active_pg.enable_agg = off;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag GROUP BY k;
 RESET active_pg.enable_agg;
