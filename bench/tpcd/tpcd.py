@@ -385,6 +385,17 @@ def explain_active(cl, sql, timeout_s, analyze=True):
     return info
 
 
+def show_plans(cl, queries, timeout_s):
+    """Print what the disks did for Q1 and Q6 (EXPLAIN ANALYZE in active mode)."""
+    for q in (1, 6):
+        if q not in queries:
+            continue
+        pre = MODES["active"] + "\nSET statement_timeout = '%ds';\n" % timeout_s
+        r = psql(pre + "EXPLAIN (ANALYZE, COSTS OFF) " + read_query(q) + ";", cl.conn(), check=False)
+        print("\n== Q%d with pushdown: EXPLAIN ANALYZE" % q)
+        print(r.stdout.rstrip() or r.stderr.rstrip())
+
+
 def text_plan(cl, sql):
     r = psql(MODES["active"] + "\nEXPLAIN (VERBOSE, COSTS OFF) " + sql + ";", cl.conn(), check=False)
     return r.stdout + r.stderr
@@ -846,6 +857,8 @@ def main():
             for p in streams:
                 if p["rc"] != 0:
                     failures.append("pgbench -c %d %s failed: %s" % (p["clients"], p["mode"], p.get("error")))
+        if "active" in modes:
+            show_plans(cl, queries, args.timeout_s)
         base, md = report(args, cl, res, modes, streams, tpcb, failures, env_info)
     finally:
         if cl.own and not args.keep:
