@@ -14,6 +14,7 @@ PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
 
 EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/planner.o extension/encode.o extension/client.o \
+	extension/diskaddr.o \
 	extension/exec.o extension/explain.o extension/launcher.o \
 	extension/bloom_planner.o extension/bloom_exec.o \
 	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o \

@@ -4,10 +4,12 @@
  *	  request's memory budget, flushed to the host as AggPartial frames.
  *
  * Rules of this file:
- *  - Keys and aggregate arguments are evaluated by the VM (ap_program_project
+ *  - Keys and aggregate arguments are evaluated by the VM (ap_program_eval
  *    over a program whose computed projections are the keys, then each
  *    AggSpec's argument and FILTER), so they are exactly the expressions the
- *    host would evaluate, with the same fallback rules.
+ *    host would evaluate, with the same fallback rules.  They arrive typed
+ *    (ApVal): computed numerics are summed as fixed point, never encoded
+ *    into datums and decoded again.
  *  - A tuple is aggregated all or nothing: every value is checked and every
  *    new state computed before any group changes.  Whatever cannot be done
  *    exactly (a numeric beyond the 128-bit fixed range, NaN or infinity in a
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "agg.h"
+#include "vm_internal.h"
 
 #define AGG_INDEX_INITIAL		1024	/* slots; power of two */
 #define AGG_MIN_BUDGET			(16u * 1024u)
@@ -83,6 +86,7 @@ typedef struct AggNext
 	AggState	st;
 	const unsigned char *vdatum;	/* varlena min/max: the new winner */
 	uint32_t	vlen;
+	unsigned char nbuf[AP_NUMERIC_FIXED_MAX_BYTES];	/* a computed numeric winner */
 } AggNext;
 
 struct ApAgg
@@ -97,7 +101,8 @@ struct ApAgg
 	int		   *out_project;	/* 1..natts */
 	ApValue    *out_values;
 
-	ApValue    *evals;			/* this tuple's values */
+	ApVal	   *evals;			/* this tuple's values */
+	bool	   *enull;			/* and which of them are NULL */
 	unsigned char *keybuf;		/* this tuple's serialized key */
 	size_t		keycap;
 	AggNext    *next;
@@ -371,7 +376,8 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 		a->out_project[i] = i + 1;
 	}
 
-	a->evals = calloc(nexprs + 1, sizeof(ApValue));
+	a->evals = calloc(nexprs + 1, sizeof(ApVal));
+	a->enull = calloc(nexprs + 1, sizeof(bool));
 	a->keycap = 256;
 	a->keybuf = malloc(a->keycap);
 	a->group_bytes = AGG_ALIGN(sizeof(AggGroup) + sizeof(AggState) * a->nspecs);
@@ -384,7 +390,8 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	/* untouched pages of the arena cost nothing */
 	a->arena_cap = a->budget;
 	a->arena = malloc(a->arena_cap);
-	if (a->evals == NULL || a->keybuf == NULL || a->index == NULL || a->arena == NULL)
+	if (a->evals == NULL || a->enull == NULL || a->keybuf == NULL || a->index == NULL ||
+		a->arena == NULL)
 		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory for the aggregation");
 	return 0;
 }
@@ -404,6 +411,7 @@ ap_agg_free(ApAgg *a)
 	free(a->out_project);
 	free(a->out_values);
 	free(a->evals);
+	free(a->enull);
 	free(a->keybuf);
 	free(a->index);
 	free(a->arena);
@@ -425,26 +433,88 @@ ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes)
 	*flushes = a->flushes;
 }
 
-/* 64-bit FNV-1a over the serialized key. */
+/*
+ * Hash of the serialized key, eight bytes at a time (keys are short: Q1's
+ * two char(1) keys are 12 bytes), with a final avalanche because the index
+ * uses the low bits.
+ */
 static uint64_t
 hash_bytes(const unsigned char *p, size_t n)
 {
-	uint64_t	h = UINT64_C(14695981039346656037);
+	uint64_t	h = UINT64_C(0x9E3779B97F4A7C15) ^ n;
+	uint64_t	w;
 
-	for (size_t i = 0; i < n; i++)
+	for (; n >= 8; p += 8, n -= 8)
 	{
-		h ^= p[i];
-		h *= UINT64_C(1099511628211);
+		memcpy(&w, p, 8);
+		h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+		h ^= h >> 32;
 	}
-	/* mix the high bits down: the index uses the low ones */
-	return h ^ (h >> 29);
+	if (n > 0)
+	{
+		w = 0;
+		for (size_t i = 0; i < n; i++)
+			w |= (uint64_t) p[i] << (8 * i);
+		h = (h ^ w) * UINT64_C(0xc4ceb9fe1a85ec53);
+	}
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 29;
+	return h;
 }
 
-/* Payload of a varlena datum the VM produced (header forms all accepted). */
-static ApStatus
-datum_payload(const ApValue *v, const unsigned char **data, uint32_t *len)
+/*
+ * Payload bytes of a varlena-kind value: text bytes, or a numeric's stored
+ * payload (a computed numeric is encoded into buf, as store_datum would).
+ */
+static void
+val_payload(const ApVal *v, unsigned char *buf, const unsigned char **data, uint32_t *len)
 {
-	return ap_varlena_payload(v->ptr, NULL, 0, data, len);
+	if (v->kind == AP_TYPE_NUMERIC && v->nform != AP_NF_DATUM)
+	{
+		*len = v->nform == AP_NF_FIXED ? ap_numeric_encode_fixed(&v->u.fx, buf) :
+			ap_numeric_encode_special((ApNumSpecial) v->special, buf);
+		*data = buf;
+		return;
+	}
+	*data = v->u.s.p;
+	*len = v->u.s.len;
+}
+
+/* Write a fixed-length value of kind k as its datum bytes; returns the length. */
+static uint32_t
+put_fixed(int k, const ApVal *v, unsigned char *p)
+{
+	switch (k)
+	{
+		case AP_TYPE_BOOL:
+			p[0] = v->u.i != 0;
+			return 1;
+		case AP_TYPE_INT2:
+			{
+				int16_t		x = (int16_t) v->u.i;
+
+				memcpy(p, &x, 2);
+				return 2;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		x = (int32_t) v->u.i;
+
+				memcpy(p, &x, 4);
+				return 4;
+			}
+		case AP_TYPE_FLOAT4:
+			memcpy(p, &v->u.f4, 4);
+			return 4;
+		case AP_TYPE_FLOAT8:
+			memcpy(p, &v->u.f8, 8);
+			return 8;
+		default:
+			memcpy(p, &v->u.i, 8);
+			return 8;
+	}
 }
 
 /*
@@ -455,17 +525,23 @@ datum_payload(const ApValue *v, const unsigned char **data, uint32_t *len)
 static size_t
 serialize_key(ApAgg *a, ApStatus *st)
 {
+	unsigned char nbuf[AP_NUMERIC_FIXED_MAX_BYTES];
 	size_t		need = 0;
 	size_t		off = 0;
 
 	*st = AP_OK;
 	for (int i = 0; i < a->nkeys; i++)
 	{
-		const ApValue *v = &a->evals[i];
+		const ApVal *v = &a->evals[i];
 
 		need += 1;
-		if (!v->isnull)
-			need += kind_varlena(a->key_kinds[i]) ? (size_t) v->len + 4 : v->len;
+		if (a->enull[i])
+			continue;
+		if (kind_varlena(a->key_kinds[i]))
+			need += 4 + (v->kind == AP_TYPE_NUMERIC && v->nform != AP_NF_DATUM ?
+						 AP_NUMERIC_FIXED_MAX_BYTES : v->u.s.len);
+		else
+			need += 8;
 	}
 	if (need > a->keycap)
 	{
@@ -481,10 +557,10 @@ serialize_key(ApAgg *a, ApStatus *st)
 	}
 	for (int i = 0; i < a->nkeys; i++)
 	{
-		const ApValue *v = &a->evals[i];
+		const ApVal *v = &a->evals[i];
 
-		a->keybuf[off++] = v->isnull ? 1 : 0;
-		if (v->isnull)
+		a->keybuf[off++] = a->enull[i] ? 1 : 0;
+		if (a->enull[i])
 			continue;
 		if (kind_varlena(a->key_kinds[i]))
 		{
@@ -492,26 +568,15 @@ serialize_key(ApAgg *a, ApStatus *st)
 			uint32_t	len;
 			uint32_t	hdr;
 
-			if (datum_payload(v, &data, &len) != AP_OK)
-			{
-				*st = AP_FALLBACK;
-				return 0;
-			}
+			val_payload(v, nbuf, &data, &len);
 			hdr = (len + 4) << 2;	/* SET_VARSIZE, little-endian */
 			memcpy(a->keybuf + off, &hdr, 4);
-			memcpy(a->keybuf + off + 4, data, len);
+			if (len > 0)
+				memcpy(a->keybuf + off + 4, data, len);
 			off += 4 + len;
 		}
 		else
-		{
-			if (v->len != (uint32_t) AP_KIND_ATTLEN(a->key_kinds[i]))
-			{
-				*st = AP_FALLBACK;
-				return 0;
-			}
-			memcpy(a->keybuf + off, v->ptr, v->len);
-			off += v->len;
-		}
+			off += put_fixed(a->key_kinds[i], v, a->keybuf + off);
 	}
 	/* keeps the key non-empty for the plain aggregate */
 	if (off == 0)
@@ -634,45 +699,14 @@ cmp_varlena(int k, const unsigned char *x, uint32_t xl, const unsigned char *y, 
 	return AP_OK;
 }
 
-/* Integer-like value of a fixed-length datum of kind k, as int64. */
-static int64_t
-fixed_int(int k, const unsigned char *p)
-{
-	switch (k)
-	{
-		case AP_TYPE_INT2:
-			{
-				int16_t		x;
-
-				memcpy(&x, p, 2);
-				return x;
-			}
-		case AP_TYPE_INT4:
-		case AP_TYPE_DATE:
-			{
-				int32_t		x;
-
-				memcpy(&x, p, 4);
-				return x;
-			}
-		default:
-			{
-				int64_t		x;
-
-				memcpy(&x, p, 8);
-				return x;
-			}
-	}
-}
-
 /*
  * The new state of spec sp given the current one (cur, may be !has) and
  * this tuple's argument v.  AP_FALLBACK where PostgreSQL would error or the
  * disk cannot be exact.
  */
 static ApStatus
-next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue *v,
-		   AggNext *nx)
+next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApVal *v,
+		   bool isnull, AggNext *nx)
 {
 	nx->st = *cur;
 	nx->vdatum = NULL;
@@ -683,7 +717,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 			nx->st.u.i = (cur->has ? cur->u.i : 0) + 1;
 			return AP_OK;
 		case AP_AGG_COUNT:
-			if (v->isnull)
+			if (isnull)
 			{
 				nx->touch = false;
 				return AP_OK;
@@ -694,7 +728,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 		default:
 			break;
 	}
-	if (v->isnull)
+	if (isnull)
 	{
 		nx->touch = false;
 		return AP_OK;
@@ -710,18 +744,19 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 
 				if (sp->arg_kind == AP_TYPE_NUMERIC)
 				{
-					const unsigned char *data;
-					uint32_t	len;
-					ApNumeric	n;
+					ApNumSpecial spc = AP_NUM_FINITE;
 
-					if (datum_payload(v, &data, &len) != AP_OK ||
-						ap_numeric_decode(data, len, &n) != AP_OK ||
-						ap_numeric_to_fixed(&n, &x) != AP_OK)
+					/* NaN and infinities (and values beyond 38 digits) go to the host */
+					if (v->nform == AP_NF_FIXED)
+						x = v->u.fx;
+					else if (v->nform != AP_NF_DATUM ||
+							 ap_numeric_payload_fixed(v->u.s.p, v->u.s.len, &x, &spc) != AP_OK ||
+							 spc != AP_NUM_FINITE)
 						return AP_FALLBACK;
 				}
 				else
 				{
-					x.coef = fixed_int(sp->arg_kind, v->ptr);
+					x.coef = v->u.i;
 					x.dscale = 0;
 				}
 				if (!cur->has)
@@ -746,15 +781,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 				double		x;
 				double		r;
 
-				if (sp->widen)
-				{
-					float		f;
-
-					memcpy(&f, v->ptr, 4);
-					x = f;
-				}
-				else
-					memcpy(&x, v->ptr, 8);
+				x = sp->widen ? (double) v->u.f4 : v->u.f8;
 				r = cur->has ? cur->u.f8 + x : x;
 				/* float8pl's overflow error: the host raises it */
 				if (cur->has && isinf(r) && !isinf(cur->u.f8) && !isinf(x))
@@ -764,10 +791,9 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 			}
 			else
 			{
-				float		x;
+				float		x = v->u.f4;
 				float		r;
 
-				memcpy(&x, v->ptr, 4);
 				r = cur->has ? cur->u.f4 + x : x;
 				if (cur->has && isinf(r) && !isinf(cur->u.f4) && !isinf(x))
 					return AP_FALLBACK;
@@ -786,8 +812,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 					const unsigned char *data;
 					uint32_t	len;
 
-					if (datum_payload(v, &data, &len) != AP_OK)
-						return AP_FALLBACK;
+					val_payload(v, nx->nbuf, &data, &len);
 					if (cur->has &&
 						cmp_varlena(k, data, len, cur->u.v.datum + 4, cur->u.v.len - 4, &c) != AP_OK)
 						return AP_FALLBACK;
@@ -803,17 +828,8 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 				}
 				if (k == AP_TYPE_FLOAT4 || k == AP_TYPE_FLOAT8)
 				{
-					double		x;
+					double		x = k == AP_TYPE_FLOAT4 ? (double) v->u.f4 : v->u.f8;
 
-					if (k == AP_TYPE_FLOAT4)
-					{
-						float		f;
-
-						memcpy(&f, v->ptr, 4);
-						x = f;
-					}
-					else
-						memcpy(&x, v->ptr, 8);
 					if (cur->has)
 						c = cmp_double(x, cur->u.f8);
 					better = !cur->has || (sp->fn == AP_AGG_MIN ? c < 0 : c > 0);
@@ -822,7 +838,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 				}
 				else
 				{
-					int64_t		x = fixed_int(k, v->ptr);
+					int64_t		x = v->u.i;
 
 					if (cur->has)
 						c = x < cur->u.i ? -1 : x > cur->u.i;
@@ -835,10 +851,10 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 				return AP_OK;
 			}
 		case AP_AGG_BOOL_AND:
-			nx->st.u.b = (cur->has ? cur->u.b : true) && v->ptr[0] != 0;
+			nx->st.u.b = (cur->has ? cur->u.b : true) && v->u.i != 0;
 			return AP_OK;
 		case AP_AGG_BOOL_OR:
-			nx->st.u.b = (cur->has ? cur->u.b : false) || v->ptr[0] != 0;
+			nx->st.u.b = (cur->has ? cur->u.b : false) || v->u.i != 0;
 			return AP_OK;
 		default:
 			return AP_FALLBACK;
@@ -853,7 +869,7 @@ next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApValue
 ApAggResult
 ap_agg_add(ApAgg *a, const ApValue *values)
 {
-	static const ApValue null_value = {NULL, 0, true};
+	static const ApVal null_value;
 	static const AggState empty_state;
 	ApStatus	st;
 	size_t		keylen;
@@ -862,7 +878,7 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 	AggGroup   *g;
 	size_t		var_need = 0;
 
-	if (ap_program_project(&a->prog, values, a->evals) != AP_OK)
+	if (ap_program_eval(&a->prog, values, a->evals, a->enull) != AP_OK)
 		return AP_AGG_FALLBACK;
 	keylen = serialize_key(a, &st);
 	if (st != AP_OK)
@@ -876,21 +892,20 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 	{
 		AggSpec    *sp = &a->specs[j];
 		AggNext    *nx = &a->next[j];
-		const ApValue *arg = sp->arg >= 0 ? &a->evals[sp->arg] : &null_value;
+		const ApVal *arg = sp->arg >= 0 ? &a->evals[sp->arg] : &null_value;
+		bool		argnull = sp->arg >= 0 ? a->enull[sp->arg] : true;
 
 		nx->touch = true;
 		if (sp->filter >= 0)
 		{
-			const ApValue *f = &a->evals[sp->filter];
-
 			/* only TRUE selects the row, as ExecQual */
-			if (f->isnull || f->ptr[0] == 0)
+			if (a->enull[sp->filter] || a->evals[sp->filter].u.i == 0)
 			{
 				nx->touch = false;
 				continue;
 			}
 		}
-		if (next_state(a, sp, g ? &g->states[j] : &empty_state, arg, nx) != AP_OK)
+		if (next_state(a, sp, g ? &g->states[j] : &empty_state, arg, argnull, nx) != AP_OK)
 			return AP_AGG_FALLBACK;
 		if (nx->touch && nx->vdatum != NULL &&
 			(g == NULL || !g->states[j].has || g->states[j].u.v.cap < nx->vlen + 4))
@@ -1085,6 +1100,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 		return -1;
 	}
 	desc.natts = a->nkeys + a->nspecs;
+	desc.ncached = 0;
 	desc.cols = a->out_cols;
 	for (uint32_t i = 0; i < a->index_cap && rc == 0; i++)
 	{

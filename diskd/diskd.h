@@ -121,12 +121,19 @@ typedef struct ApColumn
 	bool		attbyval;
 	bool		attisdropped;
 	uint8_t		type_kind;		/* ApTypeKind */
+	uint32_t	cacheoff;		/* offset in a tuple without nulls (see ncached) */
 } ApColumn;
 
 typedef struct ApTupleDesc
 {
 	int			natts;
 	ApColumn   *cols;			/* natts entries, index 0 = attnum 1 */
+	/*
+	 * Leading fixed-length attributes whose cols[].cacheoff is valid in any
+	 * tuple without nulls (PostgreSQL's attcacheoff); 0 until
+	 * ap_tupdesc_cache_offsets computes it.
+	 */
+	int			ncached;
 } ApTupleDesc;
 
 /* One attribute value: a pointer into the page (valid while the page is). */
@@ -142,6 +149,9 @@ typedef enum ApStatus
 	AP_OK = 0,
 	AP_FALLBACK = 1				/* cannot decide/decode exactly: send the TID to the host */
 } ApStatus;
+
+/* Compute desc->ncached and the cached offsets (after the columns are set). */
+void		ap_tupdesc_cache_offsets(ApTupleDesc *desc);
 
 /* Read the tuple header; AP_FALLBACK if it is structurally invalid for len. */
 ApStatus	ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *hdr);
@@ -219,6 +229,13 @@ typedef struct ApFixed
 #define AP_NUMERIC_FIXED_MAX_BYTES	32
 
 ApStatus	ap_numeric_to_fixed(const ApNumeric *n, ApFixed *out);
+/*
+ * Payload straight to fixed point: ap_numeric_decode + ap_numeric_to_fixed
+ * in one pass.  AP_OK with *sp the special value, or AP_NUM_FINITE and *out;
+ * AP_FALLBACK if corrupt or beyond 38 digits.
+ */
+ApStatus	ap_numeric_payload_fixed(const unsigned char *payload, uint32_t len,
+									 ApFixed *out, ApNumSpecial *sp);
 /* Encode as a numeric payload (no varlena header), as make_result() would. */
 uint32_t	ap_numeric_encode_fixed(const ApFixed *f, unsigned char *buf);
 uint32_t	ap_numeric_encode_special(ApNumSpecial s, unsigned char *buf);

@@ -240,8 +240,15 @@ fixed_in_range(ap_i128 coef)
 	return mag < (ap_u128) pow10_u64[19] * pow10_u64[19];
 }
 
+/* Does a coefficient fit in 64 bits (so a 64x64-bit product cannot overflow)? */
+static inline bool
+fits_i64(ap_i128 v)
+{
+	return v >= INT64_MIN && v <= INT64_MAX;
+}
+
 /* Multiply by 10^k (k >= 0) keeping the invariant; false on overflow. */
-static bool
+static inline bool
 fixed_scale_up(ap_i128 coef, int k, ap_i128 *out)
 {
 	if (coef == 0)
@@ -249,11 +256,87 @@ fixed_scale_up(ap_i128 coef, int k, ap_i128 *out)
 		*out = 0;
 		return true;
 	}
+	/*
+	 * The usual operand is a 64-bit coefficient scaled by a few places: one
+	 * 64x64-bit multiply whose product stays below 2^127 needs no overflow
+	 * check (the generic 128-bit one is a libgcc call).
+	 */
+	if (k <= 19 && fits_i64(coef))
+	{
+		*out = (ap_i128) (int64_t) coef * (ap_i128) pow10_u64[k];
+		return fixed_in_range(*out);
+	}
 	if (k > FIXED_MAX_POW10)
 		return false;
 	if (__builtin_mul_overflow(coef, (ap_i128) pow10_u128(k), out))
 		return false;
 	return fixed_in_range(*out);
+}
+
+/*
+ * Decode a stored numeric payload straight to its fixed-point value, as
+ * ap_numeric_decode followed by ap_numeric_to_fixed would (same validity
+ * checks, same AP_FALLBACK cases), without the intermediate walk: this runs
+ * for every numeric attribute an expression reads.  *sp is the special value
+ * (NaN, infinities) or AP_NUM_FINITE with *out set.
+ */
+ApStatus
+ap_numeric_payload_fixed(const unsigned char *payload, uint32_t len, ApFixed *out,
+						 ApNumSpecial *sp)
+{
+	ApNumeric	n;
+	uint16_t	h;
+
+	if (len >= 2)
+	{
+		h = get_u16(payload);
+		if ((h & NUMERIC_SIGN_MASK) == NUMERIC_SHORT)
+		{
+			int			ndigits = (int) ((len - 2) / 2);
+			int			dscale = (h & NUMERIC_SHORT_DSCALE_MASK) >> NUMERIC_SHORT_DSCALE_SHIFT;
+			int			weight = (h & NUMERIC_SHORT_WMASK) - ((h & NUMERIC_SHORT_WSIGN) ? 64 : 0);
+			int			e = 4 * (weight - ndigits + 1) + dscale;
+
+			/* the fast path of ap_numeric_to_fixed, digits validated on the way */
+			if (ndigits <= 4 && e >= -18 && e <= 2)
+			{
+				int64_t		acc64 = 0;
+
+				for (int i = 0; i < ndigits; i++)
+				{
+					int16_t		d;
+
+					memcpy(&d, payload + 2 + 2 * i, sizeof(d));
+					if (d < 0 || d >= NBASE)
+						return AP_FALLBACK;
+					acc64 = acc64 * NBASE + d;
+				}
+				if (ndigits > 0)
+				{
+					if (e >= 0)
+						acc64 *= (int64_t) pow10_u64[e];
+					else
+					{
+						int64_t		div = (int64_t) pow10_u64[-e];
+
+						if (acc64 % div != 0)
+							return AP_FALLBACK;
+						acc64 /= div;
+					}
+				}
+				*sp = AP_NUM_FINITE;
+				out->coef = (h & NUMERIC_SHORT_SIGN) ? -(ap_i128) acc64 : (ap_i128) acc64;
+				out->dscale = dscale;
+				return AP_OK;
+			}
+		}
+	}
+	if (ap_numeric_decode(payload, len, &n) != AP_OK)
+		return AP_FALLBACK;
+	*sp = n.special;
+	if (n.special != AP_NUM_FINITE)
+		return AP_OK;
+	return ap_numeric_to_fixed(&n, out);
 }
 
 /* Convert a finite decoded numeric; AP_FALLBACK beyond 38 digits. */
@@ -435,6 +518,12 @@ static bool
 fixed_align(const ApFixed *a, const ApFixed *b, ap_i128 *ca, ap_i128 *cb, int *scale)
 {
 	*scale = a->dscale > b->dscale ? a->dscale : b->dscale;
+	if (a->dscale == b->dscale)
+	{
+		*ca = a->coef;
+		*cb = b->coef;
+		return true;
+	}
 	return fixed_scale_up(a->coef, *scale - a->dscale, ca) &&
 		fixed_scale_up(b->coef, *scale - b->dscale, cb);
 }
@@ -461,7 +550,10 @@ ap_fixed_mul(const ApFixed *a, const ApFixed *b, ApFixed *r)
 	r->dscale = a->dscale + b->dscale;
 	if (r->dscale > NUMERIC_MAX_DSCALE)
 		return AP_FALLBACK;		/* PostgreSQL would round; rare enough */
-	if (__builtin_mul_overflow(a->coef, b->coef, &r->coef))
+	/* two 64-bit coefficients: the product is below 2^126, no overflow check */
+	if (fits_i64(a->coef) && fits_i64(b->coef))
+		r->coef = (ap_i128) (int64_t) a->coef * (ap_i128) (int64_t) b->coef;
+	else if (__builtin_mul_overflow(a->coef, b->coef, &r->coef))
 		return AP_FALLBACK;
 	return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
 }
@@ -614,8 +706,19 @@ ap_fixed_cmp(const ApFixed *a, const ApFixed *b)
 				pb[40];
 	ApNumeric	na,
 				nb;
+	ap_i128		x;
 
-	/* aligning could overflow; the digit form compares any two exactly */
+	/* one scale, or aligned without overflow: the coefficients decide */
+	if (a->dscale == b->dscale)
+		return a->coef < b->coef ? -1 : (a->coef > b->coef ? 1 : 0);
+	if (a->dscale < b->dscale && b->dscale - a->dscale <= FIXED_MAX_POW10 &&
+		!__builtin_mul_overflow(a->coef, (ap_i128) pow10_u128(b->dscale - a->dscale), &x))
+		return x < b->coef ? -1 : (x > b->coef ? 1 : 0);
+	if (b->dscale < a->dscale && a->dscale - b->dscale <= FIXED_MAX_POW10 &&
+		!__builtin_mul_overflow(b->coef, (ap_i128) pow10_u128(a->dscale - b->dscale), &x))
+		return a->coef < x ? -1 : (a->coef > x ? 1 : 0);
+
+	/* aligning would overflow; the digit form compares any two exactly */
 	ap_numeric_decode(pa, ap_numeric_encode_fixed(a, pa), &na);
 	ap_numeric_decode(pb, ap_numeric_encode_fixed(b, pb), &nb);
 	return ap_numeric_cmp(&na, &nb);

@@ -671,6 +671,7 @@ prepare_scan(Scan *s)
 		if (check_column(s, i, req->columns[i], &s->desc.cols[i]) < 0)
 			return -1;
 	}
+	ap_tupdesc_cache_offsets(&s->desc);
 
 	s->snap.xmin = snap->xmin;
 	s->snap.xmax = snap->xmax;

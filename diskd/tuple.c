@@ -93,32 +93,62 @@ ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *hdr)
 }
 
 /*
+ * Leading fixed-length attributes sit at the same offsets in every tuple
+ * without nulls; compute them once so deforming skips the walk there.
+ */
+void
+ap_tupdesc_cache_offsets(ApTupleDesc *desc)
+{
+	uint32_t	off = 0;
+
+	desc->ncached = 0;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		ApColumn   *col = &desc->cols[i];
+		uint32_t	al = align_bytes(col->attalign);
+
+		if (col->attlen <= 0 || al == 0)
+			break;
+		off = (off + al - 1) & ~(al - 1);
+		col->cacheoff = off;
+		off += (uint32_t) col->attlen;
+		desc->ncached = i + 1;
+	}
+}
+
+/*
  * Bytes of the varlena starting at data[off], bounded by dlen; 0 if the
  * header is truncated, invalid, or an external pointer we cannot size.
+ * The header tests are spelled out here (varlena.c has the same rules) so
+ * the per-attribute walk needs no calls.
  */
-static uint32_t
+static inline uint32_t
 varlena_bytes(const unsigned char *data, uint32_t off, uint32_t dlen)
 {
 	const unsigned char *p = data + off;
 	uint32_t	avail = dlen - off;
 	uint32_t	size;
+	unsigned char b0;
 
 	if (avail < 1)
 		return 0;
-	if (ap_varlena_is_external(p))
+	b0 = p[0];
+	if (b0 == 0x01)
 	{
+		/* external TOAST pointer: only the on-disk kind can be in a page */
 		if (avail < 2 || p[1] != VARTAG_ONDISK)
 			return 0;
 		size = EXTERNAL_ONDISK_SIZE;
 	}
-	else if (ap_varlena_is_1b(p))
-		size = (uint32_t) p[0] >> 1;
+	else if (b0 & 0x01)
+		size = (uint32_t) b0 >> 1;	/* short header */
 	else
 	{
 		if (avail < 4)
 			return 0;
 		size = get_u32(p) >> 2;
-		if (size < (ap_varlena_is_compressed(p) ? 8u : 4u))
+		/* inline-compressed values carry 4 more header bytes */
+		if (size < ((b0 & 0x03) == 0x02 ? 8u : 4u))
 			return 0;
 	}
 	return size <= avail ? size : 0;
@@ -137,6 +167,7 @@ ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 	const unsigned char *bits = NULL;
 	uint32_t	dlen;
 	uint32_t	off = 0;
+	int			i = 0;
 
 	if (upto < 0 || upto > desc->natts || upto > hdr->natts)
 		return AP_FALLBACK;
@@ -147,11 +178,29 @@ ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 	dlen = len - hdr->hoff;
 	if (hdr->infomask & AP_HEAP_HASNULL)
 		bits = tup + AP_TUPLE_HEADER_MIN;
+	else if (desc->ncached > 0 && upto > 0)
+	{
+		/* no nulls: the leading fixed-length attributes are at known offsets */
+		int			k = upto < desc->ncached ? upto : desc->ncached;
+		const ApColumn *last = &desc->cols[k - 1];
+		uint32_t	end = last->cacheoff + (uint32_t) last->attlen;
 
-	for (int i = 0; i < upto; i++)
+		if (end <= dlen)
+		{
+			for (; i < k; i++)
+			{
+				values[i].ptr = data + desc->cols[i].cacheoff;
+				values[i].len = (uint32_t) desc->cols[i].attlen;
+				values[i].isnull = false;
+			}
+			off = end;
+		}
+	}
+
+	for (; i < upto; i++)
 	{
 		const ApColumn *col = &desc->cols[i];
-		uint32_t	al = align_bytes(col->attalign);
+		uint32_t	al;
 		uint32_t	size;
 
 		if (bits != NULL && (bits[i >> 3] & (1u << (i & 7))) == 0)
@@ -161,6 +210,7 @@ ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 			values[i].isnull = true;
 			continue;
 		}
+		al = align_bytes(col->attalign);
 		if (al == 0)
 			return AP_FALLBACK;
 
@@ -177,9 +227,11 @@ ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 				return AP_FALLBACK;
 			/* a zero byte cannot start a varlena header: it is padding */
 			if (data[off] == 0)
+			{
 				off = (off + al - 1) & ~(al - 1);
-			if (off >= dlen)
-				return AP_FALLBACK;
+				if (off >= dlen)
+					return AP_FALLBACK;
+			}
 			size = varlena_bytes(data, off, dlen);
 			if (size == 0)
 				return AP_FALLBACK;

@@ -70,8 +70,12 @@ typedef struct ApNode
 	bool		has_default;	/* N_CASE: last arg is the ELSE result */
 	int32_t		typmod;			/* N_FUNC: result_typmod */
 	int			attno;			/* N_VAR */
+	int			memo;			/* memo slot (ApArena) or -1 */
 	ApValue		konst;			/* N_CONST: points into its own copy */
+	ApVal		kval;			/* N_CONST: its value, decoded once at compile */
+	uint8_t		kev;			/* N_CONST: ApEv of kval */
 	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
+	uint32_t	hash;			/* structural hash (common subexpressions) */
 	struct ApNode **args;
 } ApNode;
 
@@ -88,6 +92,11 @@ typedef struct CompileCtx
 	ApProgram  *prog;
 	int			nnodes;
 	int			max_attno;
+	int			nmemo;			/* memo slots assigned */
+	int		   *var_memo;		/* per attno: slot of its decoded numeric, or -1 */
+	ApNode	  **funcs;			/* every N_FUNC node: candidates for sharing */
+	int			nfuncs;
+	int			funcs_cap;
 } CompileCtx;
 
 /* Record why compilation failed (first error wins) and return its code. */
@@ -188,6 +197,91 @@ kind_delivers(int rk, int k)
 	return k == rk || (AP_IS_TXT_KIND(rk) && AP_IS_TXT_KIND(k));
 }
 
+/*
+ * A numeric payload in the form arithmetic and comparisons use: fixed point
+ * when exact, NaN/infinity as special; a value beyond 38 digits (or corrupt)
+ * stays a datum, so every later use decides exactly as before.
+ */
+static inline void
+numeric_settle(ApVal *v)
+{
+	ApFixed		fx;
+	ApNumSpecial sp;
+
+	if (ap_numeric_payload_fixed(v->u.s.p, v->u.s.len, &fx, &sp) != AP_OK)
+		return;
+	if (sp == AP_NUM_FINITE)
+	{
+		v->nform = AP_NF_FIXED;
+		v->u.fx = fx;
+	}
+	else
+	{
+		v->nform = AP_NF_SPECIAL;
+		v->special = (uint8_t) sp;
+	}
+}
+
+/*
+ * Decode a (validated, non-null) constant once: evaluation then copies kval
+ * instead of reading the datum for every tuple.  Constants are never
+ * compressed or external (compile_const refuses them).
+ */
+static void
+const_value(ApNode *n)
+{
+	const unsigned char *p = n->konst.ptr;
+	ApVal	   *v = &n->kval;
+
+	memset(v, 0, sizeof(*v));
+	v->kind = n->type_kind;
+	n->kev = AP_EV_VALUE;
+	switch (n->type_kind)
+	{
+		case AP_TYPE_BOOL:
+			v->u.i = p[0] != 0;
+			break;
+		case AP_TYPE_INT2:
+			{
+				int16_t		x;
+
+				memcpy(&x, p, sizeof(x));
+				v->u.i = x;
+				break;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		x;
+
+				memcpy(&x, p, sizeof(x));
+				v->u.i = x;
+				break;
+			}
+		case AP_TYPE_INT8:
+		case AP_TYPE_TIMESTAMP:
+		case AP_TYPE_TIMESTAMPTZ:
+			memcpy(&v->u.i, p, sizeof(int64_t));
+			break;
+		case AP_TYPE_FLOAT4:
+			memcpy(&v->u.f4, p, sizeof(float));
+			break;
+		case AP_TYPE_FLOAT8:
+			memcpy(&v->u.f8, p, sizeof(double));
+			break;
+		default:
+			if (ap_varlena_payload(p, NULL, 0, &v->u.s.p, &v->u.s.len) != AP_OK)
+			{
+				n->kev = AP_EV_FALLBACK;
+				break;
+			}
+			v->nform = AP_NF_DATUM;
+			if (n->type_kind == AP_TYPE_NUMERIC)
+				numeric_settle(v);
+			break;
+	}
+}
+
 /* Validate a constant's bytes against its kind and keep a private copy. */
 static int
 compile_const(CompileCtx *cx, const ActivePg__Datum *d, ApNode *n)
@@ -242,6 +336,7 @@ compile_const(CompileCtx *cx, const ActivePg__Datum *d, ApNode *n)
 	n->konst.ptr = copy;
 	n->konst.len = (uint32_t) len;
 	n->konst.isnull = false;
+	const_value(n);
 	return 0;
 }
 
@@ -399,7 +494,21 @@ compile_func(CompileCtx *cx, const ActivePg__FuncCall *fc, ApNode *n, int depth)
 		return rc;
 	for (int i = 0; i < n->nargs; i++)
 		kinds[i] = node_result_kind(n->args[i]);
-	return check_func(cx, n, kinds);
+	if ((rc = check_func(cx, n, kinds)) != 0)
+		return rc;
+	/* remember it: an identical call elsewhere in the program shares its value */
+	if (cx->nfuncs == cx->funcs_cap)
+	{
+		int			ncap = cx->funcs_cap ? cx->funcs_cap * 2 : 16;
+		ApNode	  **nf = realloc(cx->funcs, sizeof(ApNode *) * (size_t) ncap);
+
+		if (nf == NULL)
+			return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+		cx->funcs = nf;
+		cx->funcs_cap = ncap;
+	}
+	cx->funcs[cx->nfuncs++] = n;
+	return 0;
 }
 
 /* CaseExpr: args are cond1, result1, ..., [default]. */
@@ -501,6 +610,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 		return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	*out = n;
 	n->type_kind = AP_TYPE_BOOL;
+	n->memo = -1;
 
 	switch (e->node_case)
 	{
@@ -531,6 +641,21 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 				n->type_kind = col->type_kind;
 				if (e->var > cx->max_attno)
 					cx->max_attno = e->var;
+				/* a numeric column is decoded once per evaluation, however often read */
+				if (col->type_kind == AP_TYPE_NUMERIC)
+				{
+					if (cx->var_memo == NULL)
+					{
+						cx->var_memo = malloc(sizeof(int) * ((size_t) cx->desc->natts + 1));
+						if (cx->var_memo == NULL)
+							return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+						for (int i = 0; i <= cx->desc->natts; i++)
+							cx->var_memo[i] = -1;
+					}
+					if (cx->var_memo[e->var] < 0)
+						cx->var_memo[e->var] = cx->nmemo++;
+					n->memo = cx->var_memo[e->var];
+				}
 				return 0;
 			}
 
@@ -634,6 +759,104 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 		default:
 			return compile_error(cx, AP_ERR_BAD_REQUEST,
 								 "expression node %d not set or unknown", (int) e->node_case);
+	}
+}
+
+/* Structural hash of a subtree, stored in every node (equal trees, equal hashes). */
+static uint32_t
+node_hash(ApNode *n)
+{
+	uint32_t	h = 2166136261u;
+	uint32_t	f[10] = {n->kind, n->type_kind, n->op, n->cmp, n->test, n->fn, n->field,
+		(uint32_t) n->is_not_null | ((uint32_t) n->has_default << 1),
+	(uint32_t) n->typmod, (uint32_t) n->attno};
+
+	for (int i = 0; i < 10; i++)
+		h = (h ^ f[i]) * 16777619u;
+	if (n->kind == N_CONST)
+	{
+		h = (h ^ (uint32_t) n->konst.isnull) * 16777619u;
+		for (uint32_t i = 0; !n->konst.isnull && i < n->konst.len; i++)
+			h = (h ^ n->konst.ptr[i]) * 16777619u;
+	}
+	for (int i = 0; i < n->nargs; i++)
+		h = (h ^ node_hash(n->args[i])) * 16777619u;
+	n->hash = h;
+	return h;
+}
+
+/* Do two subtrees compute the same thing (same nodes, same constants)? */
+static bool
+node_equal(const ApNode *a, const ApNode *b)
+{
+	if (a == b)
+		return true;
+	if (a->hash != b->hash || a->kind != b->kind || a->type_kind != b->type_kind ||
+		a->op != b->op || a->cmp != b->cmp || a->test != b->test || a->fn != b->fn ||
+		a->field != b->field || a->is_not_null != b->is_not_null ||
+		a->has_default != b->has_default || a->typmod != b->typmod ||
+		a->attno != b->attno || a->nargs != b->nargs)
+		return false;
+	if (a->kind == N_CONST &&
+		(a->konst.isnull != b->konst.isnull ||
+		 (!a->konst.isnull &&
+		  (a->konst.len != b->konst.len ||
+		   memcmp(a->konst.ptr, b->konst.ptr, a->konst.len) != 0))))
+		return false;
+	for (int i = 0; i < a->nargs; i++)
+		if (!node_equal(a->args[i], b->args[i]))
+			return false;
+	return true;
+}
+
+/* qsort comparator: function nodes by structural hash. */
+static int
+cmp_node_hash(const void *x, const void *y)
+{
+	uint32_t	a = (*(ApNode *const *) x)->hash;
+	uint32_t	b = (*(ApNode *const *) y)->hash;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Common subexpressions: function calls that occur more than once in the
+ * program (Q1's l_extendedprice * (1 - l_discount) in two sums) share a memo
+ * slot, so each is computed once per evaluation.  Functions are pure and
+ * deterministic, so the shared value (or fallback) is what every occurrence
+ * would have computed; CASE laziness is kept because a slot is only filled
+ * where an occurrence is actually evaluated.
+ */
+static void
+share_subexpressions(CompileCtx *cx)
+{
+	ApProgram  *prog = cx->prog;
+
+	if (cx->nfuncs < 2)
+		return;
+	if (prog->filter != NULL)
+		node_hash(prog->filter->root);
+	for (int i = 0; i < prog->nexprs; i++)
+		node_hash(prog->exprs[i]->root);
+	qsort(cx->funcs, (size_t) cx->nfuncs, sizeof(ApNode *), cmp_node_hash);
+	for (int i = 0; i < cx->nfuncs; i++)
+	{
+		ApNode	   *a = cx->funcs[i];
+
+		if (a->memo >= 0)
+			continue;
+		/* a run of equal hashes; bounded so a hostile program compiles quickly */
+		for (int j = i + 1, tries = 0;
+			 j < cx->nfuncs && cx->funcs[j]->hash == a->hash && tries < 64; j++, tries++)
+		{
+			ApNode	   *b = cx->funcs[j];
+
+			if (b->memo >= 0 || !node_equal(a, b))
+				continue;
+			if (a->memo < 0)
+				a->memo = cx->nmemo++;
+			b->memo = a->memo;
+		}
 	}
 }
 
@@ -743,21 +966,32 @@ ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 		}
 	}
 
+	share_subexpressions(&cx);
 	if (prog->filter != NULL || prog->nexprs > 0)
 	{
+		int			nm = cx.nmemo > 0 ? cx.nmemo : 1;
+
 		prog->arena = calloc(1, sizeof(ApArena));
 		if (prog->arena == NULL ||
-			(prog->arena->buf = malloc(AP_VM_ARENA_BYTES)) == NULL)
+			(prog->arena->buf = malloc(AP_VM_ARENA_BYTES)) == NULL ||
+			(prog->arena->memo_epoch = calloc((size_t) nm, sizeof(uint32_t))) == NULL ||
+			(prog->arena->memo_ev = calloc((size_t) nm, 1)) == NULL ||
+			(prog->arena->memo_val = calloc((size_t) nm, sizeof(ApVal))) == NULL)
 		{
 			rc = compile_error(&cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
 			goto fail;
 		}
 		prog->arena->cap = AP_VM_ARENA_BYTES;
+		prog->arena->nmemo = cx.nmemo;
 	}
 	prog->max_attno = cx.max_attno;
+	free(cx.var_memo);
+	free(cx.funcs);
 	return 0;
 
 fail:
+	free(cx.var_memo);
+	free(cx.funcs);
 	ap_program_free(prog);
 	return rc;
 }
@@ -772,7 +1006,12 @@ ap_program_free(ApProgram *prog)
 	free(prog->exprs);
 	free(prog->expr_cols);
 	if (prog->arena != NULL)
+	{
 		free(prog->arena->buf);
+		free(prog->arena->memo_epoch);
+		free(prog->arena->memo_ev);
+		free(prog->arena->memo_val);
+	}
 	free(prog->arena);
 	free(prog->project);
 	prog->filter = NULL;
@@ -823,11 +1062,23 @@ varlena_payload(const ApValue *v, ApEvalCtx *cx, ApVal *out)
 }
 
 /* A leaf (attribute or constant) as a value of its kind. */
-static ApEv
+static inline ApEv
 eval_leaf(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 {
-	const ApValue *v = n->kind == N_VAR ? &cx->values[n->attno - 1] : &n->konst;
+	const ApValue *v;
 
+	/* constants were decoded at compile time */
+	if (n->kind == N_CONST)
+	{
+		if (n->konst.isnull)
+		{
+			out->kind = n->type_kind;
+			return AP_EV_NULL;
+		}
+		*out = n->kval;
+		return (ApEv) n->kev;
+	}
+	v = &cx->values[n->attno - 1];
 	out->kind = n->type_kind;
 	if (v->isnull)
 		return AP_EV_NULL;
@@ -865,8 +1116,15 @@ eval_leaf(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 			memcpy(&out->u.f8, v->ptr, sizeof(double));
 			return AP_EV_VALUE;
 		case AP_TYPE_NUMERIC:
-			out->nform = AP_NF_DATUM;
-			return varlena_payload(v, cx, out);
+			{
+				ApEv		r;
+
+				out->nform = AP_NF_DATUM;
+				r = varlena_payload(v, cx, out);
+				if (r == AP_EV_VALUE)
+					numeric_settle(out);
+				return r;
+			}
 		default:
 			return varlena_payload(v, cx, out);
 	}
@@ -879,7 +1137,6 @@ eval_func(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 	ApVal		a[AP_MAX_FUNC_ARGS];
 	bool		sawnull = false;
 
-	memset(a, 0, sizeof(a));
 	for (int i = 0; i < n->nargs; i++)
 	{
 		ApEv		r = eval_value(n->args[i], cx, &a[i]);
@@ -889,8 +1146,9 @@ eval_func(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 		if (r == AP_EV_NULL)
 			sawnull = true;
 	}
-	memset(out, 0, sizeof(*out));
 	out->kind = n->type_kind;
+	out->nform = AP_NF_DATUM;
+	out->special = 0;
 	if (sawnull)
 		return AP_EV_NULL;
 
@@ -920,9 +1178,37 @@ eval_func(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 	}
 }
 
-/* Evaluate any node to a value; boolean nodes give kind BOOL. */
+static ApEv eval_node(const ApNode *n, ApEvalCtx *cx, ApVal *out);
+
+/*
+ * Evaluate any node to a value; boolean nodes give kind BOOL.  A node with a
+ * memo slot is computed once per evaluation and then copied.
+ */
 static ApEv
 eval_value(const ApNode *n, ApEvalCtx *cx, ApVal *out)
+{
+	ApArena    *a;
+	ApEv		r;
+	int			m = n->memo;
+
+	if (m < 0)
+		return eval_node(n, cx, out);
+	a = cx->arena;
+	if (a->memo_epoch[m] == a->epoch)
+	{
+		*out = a->memo_val[m];
+		return (ApEv) a->memo_ev[m];
+	}
+	r = eval_node(n, cx, out);
+	a->memo_val[m] = *out;
+	a->memo_ev[m] = (uint8_t) r;
+	a->memo_epoch[m] = a->epoch;
+	return r;
+}
+
+/* Evaluate a node without looking at its memo slot. */
+static ApEv
+eval_node(const ApNode *n, ApEvalCtx *cx, ApVal *out)
 {
 	switch (n->kind)
 	{
@@ -1071,8 +1357,6 @@ eval_op(const ApNode *n, ApEvalCtx *cx)
 				eb;
 	int			c;
 
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
 	ea = eval_value(n->args[0], cx, &a);
 	eb = eval_value(n->args[1], cx, &b);
 	if (ea == AP_EV_FALLBACK || eb == AP_EV_FALLBACK)
@@ -1241,10 +1525,18 @@ eval_bool(const ApNode *n, ApEvalCtx *cx)
 static void
 ctx_init(const ApProgram *prog, const ApValue *values, ApEvalCtx *cx)
 {
+	ApArena    *a = prog->arena;
+
 	cx->values = values;
-	cx->arena = prog->arena;
+	cx->arena = a;
 	cx->utf8 = prog->encoding_utf8;
-	prog->arena->used = 0;
+	a->used = 0;
+	/* a new epoch empties every memo slot without touching them */
+	if (++a->epoch == 0)
+	{
+		memset(a->memo_epoch, 0, sizeof(uint32_t) * (size_t) (a->nmemo > 0 ? a->nmemo : 1));
+		a->epoch = 1;
+	}
 }
 
 /* Evaluate the filter for one tuple; no filter passes everything. */
@@ -1351,7 +1643,6 @@ ap_program_project(const ApProgram *prog, const ApValue *values, ApValue *out)
 		ApVal		v;
 		ApEv		r;
 
-		memset(&v, 0, sizeof(v));
 		r = eval_value(prog->exprs[i]->root, &cx, &v);
 		if (r == AP_EV_FALLBACK)
 			return AP_FALLBACK;
@@ -1364,6 +1655,27 @@ ap_program_project(const ApProgram *prog, const ApValue *values, ApValue *out)
 			if (!store_datum(cx.arena, &v, &out[i]))
 				return AP_FALLBACK;
 		}
+	}
+	return AP_OK;
+}
+
+/* Evaluate the computed projections as typed values; see vm_internal.h. */
+ApStatus
+ap_program_eval(const ApProgram *prog, const ApValue *values, ApVal *out, bool *isnull)
+{
+	ApEvalCtx	cx;
+
+	if (prog->nexprs == 0)
+		return AP_OK;
+	ctx_init(prog, values, &cx);
+	for (int i = 0; i < prog->nexprs; i++)
+	{
+		ApEv		r = eval_value(prog->exprs[i]->root, &cx, &out[i]);
+
+		if (r == AP_EV_FALLBACK)
+			return AP_FALLBACK;
+		isnull[i] = (r == AP_EV_NULL);
+		out[i].kind = prog->expr_cols[i].type_kind;
 	}
 	return AP_OK;
 }

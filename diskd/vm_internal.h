@@ -1,7 +1,7 @@
 /*
  * vm_internal.h
  *	  Shared definitions of the expression VM's files (vm.c, vm_num.c,
- *	  vm_date.c, vm_str.c); not used outside the VM.
+ *	  vm_date.c, vm_str.c) and of its one typed client, agg.c.
  *
  * Rules of these files:
  *  - Every value-producing node evaluates to an ApVal: a type kind plus the
@@ -53,12 +53,22 @@ typedef struct ApVal
 	}			u;
 } ApVal;
 
-/* Per-program bump allocator, reset for every tuple. */
+/*
+ * Per-program bump allocator, reset for every tuple, and the program's memo:
+ * values computed once per evaluation (each numeric column decoded once,
+ * subexpressions that occur more than once).  A slot holds a value of the
+ * current evaluation when its epoch equals the arena's.
+ */
 typedef struct ApArena
 {
 	unsigned char *buf;
 	uint32_t	cap;
 	uint32_t	used;
+	uint32_t	epoch;			/* bumped for every filter/projection call */
+	int			nmemo;
+	uint32_t   *memo_epoch;
+	uint8_t    *memo_ev;		/* ApEv of the slot */
+	ApVal	   *memo_val;
 } ApArena;
 
 /* What evaluation of one tuple needs. */
@@ -94,6 +104,15 @@ typedef struct ApEvalCtx
 
 /* vm.c */
 void	   *ap_arena_alloc(ApArena *a, uint32_t n);
+/*
+ * The computed projections of one tuple as typed values, for agg.c, which
+ * aggregates them without a round trip through datums: out[i] has the kind
+ * of expr_cols[i] and isnull[i] says SQL NULL.  Text and numeric payloads
+ * point into the page, a constant or the arena (valid until the next call).
+ * AP_FALLBACK as ap_program_project.
+ */
+ApStatus	ap_program_eval(const ApProgram *prog, const ApValue *values, ApVal *out,
+							bool *isnull);
 
 /* vm_num.c: int/float/numeric arithmetic, casts, numeric comparison */
 ApEv		ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);

@@ -161,30 +161,22 @@ as_double(const ApVal *v)
 }
 
 /* Split a numeric value into special or exact fixed; FALLBACK if too big/corrupt. */
-static ApEv
+static inline ApEv
 num_get(const ApVal *v, ApNumSpecial *sp, ApFixed *fx)
 {
-	ApNumeric	n;
-
 	*sp = AP_NUM_FINITE;
-	if (v->nform == AP_NF_SPECIAL)
-	{
-		*sp = (ApNumSpecial) v->special;
-		return AP_EV_VALUE;
-	}
 	if (v->nform == AP_NF_FIXED)
 	{
 		*fx = v->u.fx;
 		return AP_EV_VALUE;
 	}
-	if (ap_numeric_decode(v->u.s.p, v->u.s.len, &n) != AP_OK)
-		return AP_EV_FALLBACK;
-	if (n.special != AP_NUM_FINITE)
+	if (v->nform == AP_NF_SPECIAL)
 	{
-		*sp = n.special;
+		*sp = (ApNumSpecial) v->special;
 		return AP_EV_VALUE;
 	}
-	return ap_numeric_to_fixed(&n, fx) == AP_OK ? AP_EV_VALUE : AP_EV_FALLBACK;
+	return ap_numeric_payload_fixed(v->u.s.p, v->u.s.len, fx, sp) == AP_OK ?
+		AP_EV_VALUE : AP_EV_FALLBACK;
 }
 
 /* Result: a special numeric. */
@@ -280,6 +272,21 @@ numeric_arith(int fn, const ApVal *a, const ApVal *b, ApVal *out)
 				fb = {0, 0},
 				r;
 
+	/* both finite fixed values (every numeric column decodes to one): no copies */
+	if (a->nform == AP_NF_FIXED && b->nform == AP_NF_FIXED)
+	{
+		switch (fn)
+		{
+			case AP_FN_ADD:
+				return num_fixed(out, ap_fixed_add(&a->u.fx, &b->u.fx, false, &r), &r);
+			case AP_FN_SUB:
+				return num_fixed(out, ap_fixed_add(&a->u.fx, &b->u.fx, true, &r), &r);
+			case AP_FN_MUL:
+				return num_fixed(out, ap_fixed_mul(&a->u.fx, &b->u.fx, &r), &r);
+			default:
+				break;
+		}
+	}
 	if (num_get(a, &sa, &fa) != AP_EV_VALUE || num_get(b, &sb, &fb) != AP_EV_VALUE)
 		return AP_EV_FALLBACK;
 	if (sa != AP_NUM_FINITE || sb != AP_NUM_FINITE)
@@ -510,6 +517,12 @@ ap_vm_numeric_cmp(const ApVal *a, const ApVal *b, int *c)
 	ApNumeric	na,
 				nb;
 
+	/* two fixed values compare exactly without the digit form */
+	if (a->nform == AP_NF_FIXED && b->nform == AP_NF_FIXED)
+	{
+		*c = ap_fixed_cmp(&a->u.fx, &b->u.fx);
+		return AP_EV_VALUE;
+	}
 	if (num_view(a, ba, &na) != AP_EV_VALUE || num_view(b, bb, &nb) != AP_EV_VALUE)
 		return AP_EV_FALLBACK;
 	*c = ap_numeric_cmp(&na, &nb);

@@ -8,8 +8,9 @@
  *                  ActiveScan-eligible relation, and its plan
  *   agg_exec.c     the executor: ship an aggregating scan, merge the disks'
  *                  partial groups and the fallback tuples, finalize, EXPLAIN
- *   diskscan.c     one pushed-down scan's conversation with the disks
- *                  (ship, poll, xid answers, fallback TIDs and blocks)
+ *   diskscan.c     one pushed-down scan's conversation with the disks,
+ *                  shared with ActiveScan (ship, poll under the interconnect
+ *                  throttle, xid answers, fallback TIDs and blocks)
  *
  * Plan layout of an ActiveAgg CustomScan:
  *   scan.scanrelid     the aggregated relation (EXPLAIN names it; the executor

@@ -54,7 +54,7 @@
 #include "utils/syscache.h"
 
 #include "agg.h"
-#include "diskscan.h"
+#include "exec.h"
 
 /* Poll the disks (non-blocking) every this many host-aggregated tuples. */
 #define AP_AGG_POLL_EVERY			1024
@@ -598,40 +598,19 @@ ap_decode_partial(ApAggState *s, ApDiskConn *conn, const char *buf, size_t len,
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
-		const char *p;
 
 		isnull[i] = true;
 		values[i] = (Datum) 0;
 		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
 			continue;
-		/* heap_fill_tuple's placement rules */
-		if (att->attlen == -1)
-		{
-			if (pos >= datalen)
-				goto bad;
-			pos = att_align_pointer(pos, att->attalign, -1, data + pos);
-		}
-		else
-			pos = att_align_nominal(pos, att->attalign);
-		if (pos >= datalen)
+		if (!ApRowFetchValue(att, data, datalen, &pos, &values[i]))
 			goto bad;
-		p = data + pos;
-		if (att->attlen > 0)
-		{
-			if (pos + att->attlen > datalen)
-				goto bad;
-		}
-		else
-		{
-			if (!VARATT_IS_1B(p) && pos + VARHDRSZ > datalen)
-				goto bad;
-			if (VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p) ||
-				pos + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
-				goto bad;
-		}
-		values[i] = fetchatt(att, p);
+		/* states and keys are computed values: never TOAST pointers or compressed */
+		if (att->attlen == -1 &&
+			(VARATT_IS_EXTERNAL(DatumGetPointer(values[i])) ||
+			 VARATT_IS_COMPRESSED(DatumGetPointer(values[i]))))
+			goto bad;
 		isnull[i] = false;
-		pos = att_addlength_pointer(pos, att->attlen, p);
 	}
 	if (pos != datalen)
 		goto bad;
@@ -642,8 +621,8 @@ bad:
 	ApProtocolError(conn, "A partial group does not match the keys' and states' layout.");
 }
 
-/* Data frame callback: merge an AggPartial frame at once. */
-static bool
+/* Data frame callback of the disk scan: merge an AggPartial frame at once. */
+static ApFrameUse
 ap_agg_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 {
 	ApAggState *s = (ApAggState *) arg;
@@ -655,11 +634,13 @@ ap_agg_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	bool	   *isnull;
 	int			natts = s->partial_desc->natts;
 
-	if (f->msg_case != ACTIVE_PG__FRAME__MSG_AGG_PARTIAL)
+	if (f->msg_case == ACTIVE_PG__FRAME__MSG_ROWS)
 		ApProtocolError(conn, "A disk sent rows to an aggregating scan.");
+	if (f->msg_case != ACTIVE_PG__FRAME__MSG_AGG_PARTIAL)
+		return AP_FRAME_UNEXPECTED;
 	ap = f->agg_partial;
 	if (ap->ngroups == 0)
-		return false;
+		return AP_FRAME_FREE;
 	if (ap->groups.len < (size_t) ap->ngroups * AP_ROW_HEADER_BYTES)
 		ApProtocolError(conn, psprintf("A partial aggregate claims %u groups in %zu bytes.",
 									   ap->ngroups, ap->groups.len));
@@ -706,7 +687,7 @@ ap_agg_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	pfree(isnull);
 	if (copy != NULL)
 		pfree(copy);
-	return false;
+	return AP_FRAME_FREE;
 }
 
 /* ---------------- the disk program ---------------- */
@@ -824,8 +805,7 @@ ap_agg_fill(ApAggState *s)
 			ApDiskScanPoll(&s->ds, true);
 		}
 		ExecClearTuple(s->heap_slot);
-		if (s->ds.conns != NULL)
-			ApCloseAll(s->ds.conns);
+		ApDiskScanClose(&s->ds);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(s->tmp_cxt);
@@ -980,31 +960,14 @@ ap_agg_end(CustomScanState *node)
 
 /* ---------------- EXPLAIN ---------------- */
 
-/* Deparse a list of expressions, comma-separated, in the plan's context. */
-static List *
-ap_deparse_list(ApAggState *s, List *exprs, List *ancestors, ExplainState *es)
-{
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan,
-												   ancestors);
-	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
-	List	   *out = NIL;
-	ListCell   *lc;
-
-	foreach(lc, exprs)
-		out = lappend(out, deparse_expression(lfirst(lc), context, useprefix, false));
-	return out;
-}
-
 /* Counters of the disks and the host (ANALYZE). */
 static void
 ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 {
 	ActivePg__ScanStats t;
 	ApHostStats *h = &s->host;
-	double		reduction;
 
 	ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, &t);
-	reduction = t.bytes_shipped > 0 ? (double) t.bytes_read / (double) t.bytes_shipped : 0.0;
 
 	if (es->format != EXPLAIN_FORMAT_TEXT)
 	{
@@ -1023,7 +986,7 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
-		ExplainPropertyFloat("Interconnect Reduction", NULL, reduction, 1, es);
+		ExplainPropertyFloat("Interconnect Reduction", NULL, ApBytesReduction(&t), 1, es);
 		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
@@ -1060,30 +1023,11 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 							 s->disk_stats_valid[i] ? s->disk_stats[i].groups_shipped : 0);
 		appendStringInfo(es->str, " per disk), memory flushes " UINT64_FORMAT "\n",
 						 t.agg_flushes);
-		ApExplainTextLine(es, "Fallback");
-		appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
-						 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
-						 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
-						 h->fallback_blocks);
-		ApExplainTextLine(es, "Interconnect");
-		appendStringInfo(es->str, "%s shipped of %s read",
-						 ApFormatBytes((double) t.bytes_shipped),
-						 ApFormatBytes((double) t.bytes_read));
-		if (reduction > 0)
-			appendStringInfo(es->str, " (reduction %.1fx)", reduction);
-		appendStringInfoChar(es->str, '\n');
-		ApExplainTextLine(es, "Disk Time");
-		appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
-						 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
+		ApExplainTextFallback(h, es);
+		ApExplainTextInterconnect(&t, es);
+		ApExplainTextDiskTime(&t, h, es);
 	}
-	if (h->host_mode_scans > 0)
-	{
-		ApExplainTextLine(es, "Host Mode");
-		appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
-						 " executions, " UINT64_FORMAT " tuples\n",
-						 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
-						 h->host_mode_tuples);
-	}
+	ApExplainTextHostMode(h, es);
 }
 
 /* ExplainCustomScan callback of ActiveAgg. */
@@ -1093,21 +1037,13 @@ ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ApAggState *s = (ApAggState *) node;
 	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
 
-	if (s->disk_quals != NIL)
-	{
-		List	   *context = set_deparse_context_plan(es->deparse_cxt,
-													   s->css.ss.ps.plan, ancestors);
-		bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
-
-		ExplainPropertyText("Disk Filter",
-							deparse_expression((Node *) make_ands_explicit(s->disk_quals),
-											   context, useprefix, false),
-							es);
-	}
+	ApExplainQuals(&s->css.ss, s->disk_quals, "Disk Filter", ancestors, es);
 	if (s->keys != NIL)
-		ExplainPropertyList("Disk Group Key", ap_deparse_list(s, s->keys, ancestors, es), es);
+		ExplainPropertyList("Disk Group Key",
+							ApDeparseList(&s->css.ss, s->keys, ancestors, es), es);
 	if (s->aggrefs != NIL)
-		ExplainPropertyList("Disk Aggregate", ap_deparse_list(s, s->aggrefs, ancestors, es), es);
+		ExplainPropertyList("Disk Aggregate",
+							ApDeparseList(&s->css.ss, s->aggrefs, ancestors, es), es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ApExplainTextLine(es, "Disks");

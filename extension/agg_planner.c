@@ -51,7 +51,7 @@
 #include "utils/spccache.h"
 
 #include "agg.h"
-#include "exec.h"
+#include "client.h"
 #include "shippable.h"
 
 /* Smallest disk CPU ratio the cost model divides by (as planner.c). */

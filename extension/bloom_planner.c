@@ -54,7 +54,7 @@
 
 #include "active_pg.h"
 #include "bloom.h"
-#include "exec.h"
+#include "client.h"
 #include "shippable.h"
 
 /* Smallest disk CPU ratio the cost model divides by (as planner.c). */

@@ -1,6 +1,6 @@
 /*
  * client.c
- *	  Connections from a backend to the disk daemons.
+ *	  Connections from a backend to the disk daemons (addresses: diskaddr.c).
  *
  * Rules of this file:
  *   - Every socket is non-blocking and every wait goes through the latch
@@ -27,217 +27,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "exec.h"
-
-PG_FUNCTION_INFO_V1(active_pg_disks_info);
+#include "client.h"
 
 /* Initial receive buffer: room for a small frame plus a default row batch. */
 #define AP_RBUF_INITIAL				(AP_BATCH_BYTES_DEFAULT + 64 * 1024)
 /* Pause between connection attempts while the launcher starts the disks. */
 #define AP_CONNECT_RETRY_MS			50
-
-/* ---------------- addresses ---------------- */
-
-/* Copy [s, s+len) into dst (size dstlen) as a C string; false if it does not fit. */
-static bool
-ap_copy_token(char *dst, size_t dstlen, const char *s, size_t len)
-{
-	if (len >= dstlen)
-		return false;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	return true;
-}
-
-/* Parse one "unix:PATH" or "tcp:HOST:PORT" item of length len. */
-static bool
-ap_parse_one(const char *s, size_t len, ApDiskAddr *a, const char **errmsg)
-{
-	struct sockaddr_un sun;
-
-	memset(a, 0, sizeof(*a));
-	if (len > 5 && strncmp(s, "unix:", 5) == 0)
-	{
-		a->is_tcp = false;
-		/* sun_path holds the name and its terminator */
-		if (!ap_copy_token(a->path, Min(sizeof(a->path), sizeof(sun.sun_path)),
-						   s + 5, len - 5))
-		{
-			*errmsg = "A unix socket path is too long.";
-			return false;
-		}
-		if (a->path[0] != '/')
-		{
-			*errmsg = "A unix socket path must be absolute.";
-			return false;
-		}
-		return true;
-	}
-	if (len > 4 && strncmp(s, "tcp:", 4) == 0)
-	{
-		const char *hp = s + 4;
-		size_t		hlen = len - 4;
-		const char *colon = NULL;
-		struct in_addr in;
-		long		port = 0;
-		size_t		i;
-
-		for (i = 0; i < hlen; i++)
-			if (hp[i] == ':')
-				colon = hp + i;
-		if (colon == NULL || colon == hp || colon == hp + hlen - 1)
-		{
-			*errmsg = "A tcp address must have the form tcp:HOST:PORT.";
-			return false;
-		}
-		a->is_tcp = true;
-		if (!ap_copy_token(a->host, sizeof(a->host), hp, colon - hp))
-		{
-			*errmsg = "A tcp host name is too long.";
-			return false;
-		}
-		if (strcmp(a->host, "localhost") != 0 && inet_pton(AF_INET, a->host, &in) != 1)
-		{
-			*errmsg = "A tcp host must be an IPv4 address or localhost.";
-			return false;
-		}
-		for (i = colon - hp + 1; i < hlen; i++)
-		{
-			if (hp[i] < '0' || hp[i] > '9' || port > 65535)
-			{
-				*errmsg = "A tcp port must be a number between 1 and 65535.";
-				return false;
-			}
-			port = port * 10 + (hp[i] - '0');
-		}
-		if (port < 1 || port > 65535)
-		{
-			*errmsg = "A tcp port must be a number between 1 and 65535.";
-			return false;
-		}
-		a->port = (int) port;
-		return true;
-	}
-	*errmsg = "Each disk must start with unix: or tcp:.";
-	return false;
-}
-
-/* Parse an active_pg.disks value (see exec.h); no allocation, no throw. */
-int
-ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg)
-{
-	const char *p = value;
-	int			n = 0;
-
-	while (*p != '\0')
-	{
-		const char *start;
-		const char *end;
-		ApDiskAddr	tmp;
-
-		while (*p == ' ' || *p == '\t' || *p == '\n')
-			p++;
-		if (*p == '\0')
-			break;
-		start = p;
-		while (*p != '\0' && *p != ',')
-			p++;
-		end = p;
-		while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\n'))
-			end--;
-		if (end == start)
-		{
-			*errmsg = "The list contains an empty entry.";
-			return -1;
-		}
-		if (n >= AP_NDISKS_MAX)
-		{
-			*errmsg = "The list names more disks than active_pg supports (64).";
-			return -1;
-		}
-		if (!ap_parse_one(start, end - start, out ? &out[n] : &tmp, errmsg))
-			return -1;
-		n++;
-		if (*p == ',')
-		{
-			p++;
-			if (*p == '\0')
-			{
-				*errmsg = "The list ends with a comma.";
-				return -1;
-			}
-		}
-	}
-	return n;
-}
-
-/* Human-readable address, palloc'd. */
-char *
-ApDiskAddrString(const ApDiskAddr *addr)
-{
-	if (addr->is_tcp)
-		return psprintf("tcp:%s:%d", addr->host, addr->port);
-	return psprintf("unix:%s", addr->path);
-}
-
-/* Is there any disk this backend could use? */
-bool
-ApDisksConfigured(void)
-{
-	if (active_pg_disks != NULL && active_pg_disks[0] != '\0')
-		return true;
-	return ApLauncherRegistered();
-}
-
-/* The disks of this backend: active_pg.disks if set, else the launcher's. */
-static int
-ap_get_addrs(ApDiskAddr **out)
-{
-	ApDiskAddr *addrs = palloc0(sizeof(ApDiskAddr) * AP_NDISKS_MAX);
-	int			n;
-
-	if (active_pg_disks != NULL && active_pg_disks[0] != '\0')
-	{
-		const char *errmsg = NULL;
-
-		n = ApParseDiskList(active_pg_disks, addrs, &errmsg);
-		/* the check hook accepted the value, so this cannot fail */
-		if (n < 0)
-			elog(ERROR, "invalid active_pg.disks: %s", errmsg);
-	}
-	else if (ApLauncherRegistered())
-	{
-		int			i;
-
-		n = active_pg_ndisks;
-		for (i = 0; i < n; i++)
-			ApDiskSocketPath(i, addrs[i].path, sizeof(addrs[i].path));
-	}
-	else
-		n = 0;
-	*out = addrs;
-	return n;
-}
-
-/* Number of disks a scan would use now; for EXPLAIN, which contacts none. */
-int
-ApConfiguredDiskCount(void)
-{
-	ApDiskAddr *addrs;
-	int			n = ap_get_addrs(&addrs);
-
-	pfree(addrs);
-	return n;
-}
 
 /* ---------------- connection set lifetime ---------------- */
 
@@ -334,6 +135,23 @@ ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int n)
 
 /* ---------------- connect ---------------- */
 
+/* Wait for events on conn's socket or the latch, serving interrupts (see client.h). */
+int
+ApConnWait(ApDiskConn *conn, int events, long ms)
+{
+	int			rc = WaitLatchOrSocket(MyLatch,
+									   events | WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+									   (ms >= 0 ? WL_TIMEOUT : 0),
+									   conn->sock, ms, PG_WAIT_EXTENSION);
+
+	if (rc & WL_LATCH_SET)
+	{
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return rc;
+}
+
 /* Milliseconds until deadline (0 if passed); -1 when there is no deadline. */
 static long
 ap_remaining_ms(TimestampTz deadline)
@@ -427,15 +245,7 @@ ap_connect(ApDiskConn *c, const ApDiskAddr *addr, TimestampTz deadline,
 					saved = ETIMEDOUT;
 					break;
 				}
-				rc = WaitLatchOrSocket(MyLatch,
-									   WL_SOCKET_CONNECTED | WL_LATCH_SET |
-									   WL_EXIT_ON_PM_DEATH | (ms > 0 ? WL_TIMEOUT : 0),
-									   c->sock, ms, PG_WAIT_EXTENSION);
-				if (rc & WL_LATCH_SET)
-				{
-					ResetLatch(MyLatch);
-					CHECK_FOR_INTERRUPTS();
-				}
+				rc = ApConnWait(c, WL_SOCKET_CONNECTED, ms);
 				if (!(rc & WL_SOCKET_CONNECTED))
 					continue;
 				if (getsockopt(c->sock, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
@@ -489,22 +299,13 @@ ap_send_bytes(ApDiskConn *c, const unsigned char *buf, size_t len,
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		{
 			long		ms = ap_remaining_ms(deadline);
-			int			rc;
 
 			if (ms == 0)
 			{
 				*err = pstrdup("timed out sending");
 				return false;
 			}
-			rc = WaitLatchOrSocket(MyLatch,
-								   WL_SOCKET_WRITEABLE | WL_LATCH_SET |
-								   WL_EXIT_ON_PM_DEATH | (ms > 0 ? WL_TIMEOUT : 0),
-								   c->sock, ms, PG_WAIT_EXTENSION);
-			if (rc & WL_LATCH_SET)
-			{
-				ResetLatch(MyLatch);
-				CHECK_FOR_INTERRUPTS();
-			}
+			(void) ApConnWait(c, WL_SOCKET_WRITEABLE, ms);
 			continue;
 		}
 		*err = psprintf("%s", n == 0 ? "connection closed" : strerror(errno));
@@ -798,7 +599,6 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 	{
 		int			r = ap_next_frame(set, c, &reply, err);
 		long		ms;
-		int			rc;
 
 		if (r < 0)
 			ApProtocolError(c, *err);
@@ -819,15 +619,7 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 			*err = pstrdup("timed out waiting for the handshake reply");
 			return false;
 		}
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_SOCKET_READABLE | WL_LATCH_SET |
-							   WL_EXIT_ON_PM_DEATH | WL_TIMEOUT,
-							   c->sock, ms, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
+		(void) ApConnWait(c, WL_SOCKET_READABLE, ms);
 	}
 
 	if (reply->msg_case == ACTIVE_PG__FRAME__MSG_ERROR)
@@ -857,7 +649,7 @@ ApConnectAll(MemoryContext cxt)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
 	ApDiskAddr *addrs;
-	int			n = ap_get_addrs(&addrs);
+	int			n = ApGetDiskAddrs(&addrs);
 	ApConnSet  *set;
 	TimestampTz deadline;
 	int			i;
@@ -906,69 +698,6 @@ ApConnectAll(MemoryContext cxt)
 	return set;
 }
 
-/* ---------------- SQL: active_pg.disks() ---------------- */
-
-/*
- * One row per configured disk: whether it answers the handshake now, its
- * disk id and version.  A disk that does not answer is reported, not raised.
- */
-Datum
-active_pg_disks_info(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt;
-	MemoryContext oldcxt;
-	ApDiskAddr *addrs;
-	ApConnSet  *set;
-	int			n;
-	int			i;
-
-	InitMaterializedSRF(fcinfo, 0);
-
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "active_pg disks()",
-								ALLOCSET_DEFAULT_SIZES);
-	oldcxt = MemoryContextSwitchTo(cxt);
-	n = ap_get_addrs(&addrs);
-	set = ap_new_set(cxt, addrs, n);
-
-	for (i = 0; i < n; i++)
-	{
-		ApDiskConn *c = &set->conns[i];
-		TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-														   active_pg_connect_timeout_ms);
-		char	   *err = NULL;
-		bool		alive;
-		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
-
-		alive = ap_connect(c, &addrs[i], deadline, false, &err) &&
-			ap_handshake(set, c, deadline, &err);
-		if (c->sock != PGINVALID_SOCKET)
-		{
-			closesocket(c->sock);
-			c->sock = PGINVALID_SOCKET;
-		}
-		values[0] = Int32GetDatum(i);
-		values[1] = CStringGetTextDatum(c->address);
-		values[2] = BoolGetDatum(alive);
-		if (alive)
-		{
-			values[3] = Int32GetDatum((int32) c->disk_id);
-			values[4] = CStringGetTextDatum(c->server_version);
-		}
-		else
-		{
-			nulls[3] = true;
-			nulls[4] = true;
-		}
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	MemoryContextSwitchTo(oldcxt);
-	MemoryContextDelete(cxt);
-	return (Datum) 0;
-}
-
 /* ---------------- one-off requests (stats.c) ---------------- */
 
 /*
@@ -979,7 +708,7 @@ ApConnSet *
 ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
-	int			n = ap_get_addrs(addrs);
+	int			n = ApGetDiskAddrs(addrs);
 	ApConnSet  *set = ap_new_set(cxt, *addrs, n);
 
 	MemoryContextSwitchTo(oldcxt);
@@ -995,6 +724,17 @@ ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err)
 
 	return ap_connect(&set->conns[i], addr, deadline, false, err) &&
 		ap_handshake(set, &set->conns[i], deadline, err);
+}
+
+/* Close one connection's socket, if open. */
+void
+ApConnClose(ApDiskConn *conn)
+{
+	if (conn->sock != PGINVALID_SOCKET)
+	{
+		closesocket(conn->sock);
+		conn->sock = PGINVALID_SOCKET;
+	}
 }
 
 /* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err, may be NULL). */

@@ -1,8 +1,10 @@
 /*
  * diskscan.c
- *	  One pushed-down scan's conversation with the disks (see diskscan.h).
+ *	  One pushed-down scan's conversation with the disks (see diskscan.h),
+ *	  the one place that ships, multiplexes, answers and falls back for both
+ *	  ActiveScan (exec.c) and ActiveAgg (agg_exec.c).
  *
- * Rules of this file (the same as ActiveScan's, exec.c):
+ * Rules of this file:
  *   - Before shipping, the relation's dirty buffers are written to the kernel
  *     and nblocks is fixed under the scan's lock: everything committed before
  *     the snapshot is in the files the disks read.
@@ -11,6 +13,8 @@
  *   - Fallback TIDs and blocks are checked against nblocks before they are
  *     queued and read through the buffer manager with the real snapshot.
  *   - A disk that errors or disappears fails the query (client.c).
+ *   - Sockets are read only after the interconnect throttle allows it
+ *     (ApInterconnectWait), and every byte read is charged to it.
  *   - Every allocation lives in the caller's per-execution context.
  */
 #include "postgres.h"
@@ -31,6 +35,7 @@
 #include "utils/snapmgr.h"
 
 #include "diskscan.h"
+#include "model.h"
 
 #define AP_FALLBACK_INITIAL			256
 
@@ -49,11 +54,12 @@ ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
 	ds->snapshot = snapshot;
 	ds->cxt = cxt;
 	ds->on_data = on_data;
-	ds->on_data_arg = arg;
+	ds->arg = arg;
 	ds->disk_stats = disk_stats;
 	ds->disk_stats_valid = disk_stats_valid;
 	ds->stats_ndisks = stats_ndisks;
 	ds->host = host;
+	ds->model_op = -1;
 }
 
 /* Pushdown needs an MVCC snapshot, no predicate locks, a primary, and disks. */
@@ -63,6 +69,8 @@ ApDiskScanPossible(Snapshot snapshot)
 	return IsMVCCSnapshot(snapshot) && !IsolationIsSerializable() &&
 		!RecoveryInProgress() && ApDisksConfigured();
 }
+
+/* ---------------- fallback queues ---------------- */
 
 /* Grow a FIFO array of elemsize-byte items to hold one more. */
 static void *
@@ -74,6 +82,54 @@ ap_fifo_grow(MemoryContext cxt, void *arr, int *cap, size_t elemsize)
 		repalloc(arr, elemsize * newcap);
 	*cap = newcap;
 	return arr;
+}
+
+/* Queue a fallback TID. */
+void
+ApDiskScanPushTid(ApDiskScan *ds, uint64 tid)
+{
+	if (ds->ntids == ds->tids_cap)
+		ds->tids = ap_fifo_grow(ds->cxt, ds->tids, &ds->tids_cap, sizeof(uint64));
+	ds->tids[ds->ntids++] = tid;
+}
+
+/* Queue a fallback block. */
+void
+ApDiskScanPushBlock(ApDiskScan *ds, uint32 blk)
+{
+	if (ds->nblocks_fb == ds->blocks_cap)
+		ds->blocks = ap_fifo_grow(ds->cxt, ds->blocks, &ds->blocks_cap, sizeof(uint32));
+	ds->blocks[ds->nblocks_fb++] = blk;
+}
+
+/* Is fallback work queued? */
+bool
+ApDiskScanFallbackPending(ApDiskScan *ds)
+{
+	return ds->tids_head < ds->ntids || ds->blocks_head < ds->nblocks_fb;
+}
+
+/* ---------------- frames ---------------- */
+
+/*
+ * Status of xid for snapshot, in the order HeapTupleSatisfiesMVCC asks:
+ * our own transaction, then XidInMVCCSnapshot (covers xid >= xmax, xip and
+ * subxip/pg_subtrans), then the commit log.  An xid below xmax that is not in
+ * the snapshot had finished when the snapshot was taken, so the commit log
+ * is final for it.
+ */
+uint32
+ApXidStatusOf(TransactionId xid, Snapshot snapshot)
+{
+	if (!TransactionIdIsNormal(xid))
+		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
+	if (TransactionIdIsCurrentTransactionId(xid))
+		return AP_XID_CURRENT;
+	if (!TransactionIdPrecedes(xid, snapshot->xmax) || XidInMVCCSnapshot(xid, snapshot))
+		return AP_XID_NOT_COMMITTED;
+	if (TransactionIdDidCommit(xid))
+		return AP_XID_COMMITTED;
+	return AP_XID_NOT_COMMITTED;
 }
 
 /* Answer one XidStatusRequest at once: the disk is waiting for it. */
@@ -110,18 +166,16 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 			off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
 			ApProtocolError(conn, psprintf("Fallback TID (%u,%u) is outside the relation's %u blocks.",
 										   AP_TID_BLOCK(tid), off, ds->nblocks));
-		if (ds->ntids == ds->tids_cap)
-			ds->tids = ap_fifo_grow(ds->cxt, ds->tids, &ds->tids_cap, sizeof(uint64));
-		ds->tids[ds->ntids++] = tid;
+		ApDiskScanPushTid(ds, tid);
 	}
 	for (size_t i = 0; i < fb->n_blocks; i++)
 	{
 		if (fb->blocks[i] >= ds->nblocks)
 			ApProtocolError(conn, psprintf("Fallback block %u is outside the relation's %u blocks.",
 										   fb->blocks[i], ds->nblocks));
-		if (ds->nblocks_fb == ds->blocks_cap)
-			ds->blocks = ap_fifo_grow(ds->cxt, ds->blocks, &ds->blocks_cap, sizeof(uint32));
-		ds->blocks[ds->nblocks_fb++] = fb->blocks[i];
+		if (ds->on_block != NULL)
+			ds->on_block(ds->arg, conn, fb->blocks[i]);
+		ApDiskScanPushBlock(ds, fb->blocks[i]);
 	}
 	ds->host->fallback_tids += fb->n_tids;
 	ds->host->fallback_blocks += fb->n_blocks;
@@ -158,6 +212,9 @@ ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
 {
 	ApAddScanStats(&ds->disk_stats[disk], st);
 	ds->disk_stats_valid[disk] = true;
+	/* the disks' cycles per byte feed the cost model of later plans */
+	if (ds->model_op >= 0)
+		ApModelObserve((ApModelOp) ds->model_op, st);
 	*ds->stats_ndisks = Max(*ds->stats_ndisks, disk + 1);
 }
 
@@ -174,6 +231,13 @@ ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats, const bool *valid,
 	}
 }
 
+/* A frame that has no place in a scan: protocol violation. */
+static pg_attribute_noreturn() void
+ap_unexpected_frame(ApDiskConn *conn, const ActivePg__Frame *f)
+{
+	ApProtocolError(conn, psprintf("Unexpected message %d during a scan.", (int) f->msg_case));
+}
+
 /* Dispatch one frame of a scanning disk. */
 static void
 ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
@@ -181,9 +245,17 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 	switch (f->msg_case)
 	{
 		case ACTIVE_PG__FRAME__MSG_ROWS:
+		case ACTIVE_PG__FRAME__MSG_PAGE_BATCH:
 		case ACTIVE_PG__FRAME__MSG_AGG_PARTIAL:
-			if (ds->on_data(ds->on_data_arg, conn, f))
-				return;
+			switch (ds->on_data(ds->arg, conn, f))
+			{
+				case AP_FRAME_KEPT:
+					return;
+				case AP_FRAME_FREE:
+					break;
+				case AP_FRAME_UNEXPECTED:
+					ap_unexpected_frame(conn, f);
+			}
 			break;
 		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
 			ap_answer_xids(ds, conn, f->xid_request);
@@ -205,13 +277,16 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			ApReportDiskError(conn, f->error);
 			break;
 		default:
-			ApProtocolError(conn, psprintf("Unexpected message %d during a scan.",
-										   (int) f->msg_case));
+			ap_unexpected_frame(conn, f);
 	}
 	ApFreeFrame(ds->conns, f);
 }
 
-/* Read from the disks; wait: block until something arrives. */
+/*
+ * Read from the disks.  wait: block until something arrives (the caller has
+ * nothing else to do); otherwise only take what is already there, so that
+ * xid requests are answered while the host is busy.
+ */
 void
 ApDiskScanPoll(ApDiskScan *ds, bool wait)
 {
@@ -247,7 +322,14 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 		}
 		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
 			continue;
-		(void) ApConnFill(conn);
+		/* active_pg.interconnect_mbps: read no faster than the emulated link */
+		ApInterconnectWait();
+		{
+			size_t		before = conn->rend - conn->rstart;
+
+			(void) ApConnFill(conn);
+			ApInterconnectCharge((conn->rend - conn->rstart) - before);
+		}
 		for (;;)
 		{
 			ActivePg__Frame *f = ApConnNextFrame(set, conn);
@@ -268,42 +350,57 @@ ApDiskScanDisksDone(ApDiskScan *ds)
 	return ds->conns == NULL || ds->ndisks_done == ds->conns->nconns;
 }
 
-/* Flush, fix nblocks, connect and ship prog to every disk (see diskscan.h). */
+/* Close the sockets; a disk still scanning is told to stop. */
+void
+ApDiskScanClose(ApDiskScan *ds)
+{
+	if (ds->conns != NULL)
+		ApCloseAll(ds->conns);
+}
+
+/* ---------------- shipping ---------------- */
+
+/* Flush, fix nblocks and connect (see diskscan.h); false for an empty relation. */
 bool
-ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
+ApDiskScanConnect(ApDiskScan *ds)
+{
+	/* everything committed before our snapshot must be in the files */
+	FlushRelationBuffers(ds->rel);
+	ds->nblocks = RelationGetNumberOfBlocks(ds->rel);
+	if (ds->nblocks == 0)
+	{
+		ds->host->pushdown_scans++;
+		return false;
+	}
+	ds->conns = ApConnectAll(ds->cxt);
+	return true;
+}
+
+/* Every connected disk announces every bit of caps. */
+bool
+ApDiskScanCapable(ApDiskScan *ds, uint32 caps)
+{
+	for (int i = 0; i < ds->conns->nconns; i++)
+	{
+		if ((ds->conns->conns[i].capabilities & caps) != caps)
+			return false;
+	}
+	return true;
+}
+
+/* Send the ScanRequest carrying prog in mode to every connected disk. */
+void
+ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 {
 	Relation	rel = ds->rel;
 	Snapshot	snapshot = ds->snapshot;
-	MemoryContext oldcxt;
+	MemoryContext oldcxt = MemoryContextSwitchTo(ds->cxt);
 	ActivePg__RelLocator loc = ACTIVE_PG__REL_LOCATOR__INIT;
 	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
 	ActivePg__ScanRequest req = ACTIVE_PG__SCAN_REQUEST__INIT;
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 	size_t		ncols = 0;
 
-	/* everything committed before our snapshot must be in the files */
-	FlushRelationBuffers(rel);
-	ds->nblocks = RelationGetNumberOfBlocks(rel);
-	if (ds->nblocks == 0)
-	{
-		ds->host->pushdown_scans++;
-		return true;
-	}
-
-	oldcxt = MemoryContextSwitchTo(ds->cxt);
-	ds->conns = ApConnectAll(ds->cxt);
-	for (int i = 0; i < ds->conns->nconns; i++)
-	{
-		/* an older daemon: nothing is shipped, the host does the work */
-		if ((ds->conns->conns[i].capabilities & caps) != caps)
-		{
-			ApCloseAll(ds->conns);
-			ds->conns = NULL;
-			MemoryContextSwitchTo(oldcxt);
-			return false;
-		}
-	}
-	ds->shipped = true;
 	ds->host->pushdown_scans++;
 
 	loc.spc_oid = rel->rd_node.spcNode;
@@ -320,6 +417,7 @@ ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
 
 	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_diskscan_counter & 0xFFFFFFFF);
 	req.rel = &loc;
+	req.mode = mode;
 	req.nblocks = ds->nblocks;
 	req.ndisks = ds->conns->nconns;
 	req.stripe_pages = active_pg_stripe_pages;
@@ -331,6 +429,7 @@ ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
 	req.data_checksums = DataChecksumsEnabled();
 	req.direct_io = active_pg_direct_io;
 	req.queue_depth = active_pg_queue_depth;
+	/* SQL_ASCII is single-byte: characters are bytes there */
 	req.encoding_utf8 = (GetDatabaseEncoding() == PG_UTF8);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
 	f.scan = &req;
@@ -345,8 +444,25 @@ ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
 		ApSendFrame(ds->conns, conn, &f);
 	}
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Connect and ship prog to disks that all have caps (see diskscan.h). */
+bool
+ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
+{
+	if (!ApDiskScanConnect(ds))
+		return true;
+	/* an older daemon: nothing is shipped, the host does the work */
+	if (!ApDiskScanCapable(ds, caps))
+	{
+		ApDiskScanClose(ds);
+		return false;
+	}
+	ApDiskScanSend(ds, prog, AP_SCAN_MODE_ACTIVE);
 	return true;
 }
+
+/* ---------------- fallback tuples ---------------- */
 
 /* Turn the next fallback block into TIDs of all its line pointers. */
 static void
@@ -364,11 +480,7 @@ ap_expand_block(ApDiskScan *ds)
 	maxoff = PageIsNew(BufferGetPage(buf)) ? 0 : PageGetMaxOffsetNumber(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
 	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
-	{
-		if (ds->ntids == ds->tids_cap)
-			ds->tids = ap_fifo_grow(ds->cxt, ds->tids, &ds->tids_cap, sizeof(uint64));
-		ds->tids[ds->ntids++] = AP_TID_PACK(blk, off);
-	}
+		ApDiskScanPushTid(ds, AP_TID_PACK(blk, off));
 }
 
 /* Next queued fallback tuple visible to the snapshot, in heap_slot. */
@@ -404,4 +516,49 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 		ReleaseBuffer(buf);
 		return true;
 	}
+}
+
+/* ---------------- shipped rows ---------------- */
+
+/* Fetch one value of a shipped row with bounds checks (see diskscan.h). */
+bool
+ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,
+				size_t *off, Datum *value)
+{
+	size_t		pos = *off;
+	const char *p;
+
+	/* heap_fill_tuple's placement rules, as in a heap tuple's data area */
+	if (att->attlen == -1)
+	{
+		if (pos >= datalen)
+			return false;
+		pos = att_align_pointer(pos, att->attalign, -1, data + pos);
+	}
+	else
+		pos = att_align_nominal(pos, att->attalign);
+	if (pos >= datalen)
+		return false;
+	p = data + pos;
+
+	if (att->attlen > 0)
+	{
+		if (pos + att->attlen > datalen)
+			return false;
+	}
+	else if (att->attlen == -1)
+	{
+		if (!VARATT_IS_1B(p) && pos + VARHDRSZ > datalen)
+			return false;
+		if (pos + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
+			return false;
+	}
+	else
+	{
+		if (strnlen(p, datalen - pos) == datalen - pos)
+			return false;
+	}
+	*value = fetchatt(att, p);
+	*off = att_addlength_pointer(pos, att->attlen, p);
+	return true;
 }

@@ -1,23 +1,60 @@
 /*
  * diskscan.h
- *	  One pushed-down scan's conversation with the disks: flush and ship the
- *	  ScanRequest, multiplex the disks' streams, answer xid questions, queue
- *	  fallback TIDs and blocks and turn them into heap tuples, collect Done
- *	  statistics.  The caller consumes the data frames (RowBatch, AggPartial)
- *	  through a callback.
+ *	  One pushed-down scan's conversation with the disks, shared by ActiveScan
+ *	  (exec.c) and ActiveAgg (agg_exec.c): flush, connect and ship the
+ *	  ScanRequest, multiplex the disks' streams under the interconnect
+ *	  throttle, answer xid questions, queue fallback TIDs and blocks and turn
+ *	  them into heap tuples, collect Done statistics.  The caller consumes the
+ *	  data frames (RowBatch, PageBatch, AggPartial) through a callback.
  *
- * Used by ActiveAgg (agg_exec.c); written to be shared with ActiveScan.
+ * Rules of this file: declarations only.  An execution is Init, then either
+ * Ship (or Connect, Capable, Send when the program depends on the disks'
+ * capabilities), then Poll / NextFallback until DisksDone and no fallback
+ * work is left, then Close.  Everything lives in the caller's per-execution
+ * memory context, whose reset also closes the sockets.
  */
 #ifndef AP_DISKSCAN_H
 #define AP_DISKSCAN_H
 
-#include "exec.h"
+#include "client.h"
 
-/*
- * Data frame callback: return true if the callee took ownership of the frame
- * (it then frees it with ApFreeFrame), false to let the driver free it.
- */
-typedef bool (*ApDiskFrameFn) (void *arg, ApDiskConn *conn, ActivePg__Frame *frame);
+#include "utils/snapshot.h"
+
+/* Counters of what the host did for one node (EXPLAIN ANALYZE). */
+typedef struct ApHostStats
+{
+	uint64		rows_from_disks;
+	uint64		batches;
+	uint64		bytes_received;
+	uint64		fallback_tids;		/* TIDs the disks handed back */
+	uint64		fallback_blocks;	/* whole blocks handed back */
+	uint64		fallback_fetched;	/* heap_fetch calls for fallbacks */
+	uint64		fallback_visible;	/* of those, visible to the snapshot */
+	uint64		xid_requests;
+	uint64		xids_answered;
+	uint64		host_mode_scans;	/* executions run as a plain heap scan */
+	uint64		host_mode_tuples;
+	uint64		host_mode_no_cap;	/* of those, disks lacking a needed capability */
+	uint64		pushdown_scans;		/* executions shipped to the disks */
+	double		wait_ms;			/* time blocked waiting for disks */
+	uint64		pages_received;		/* pages mode: pages the disks shipped */
+	uint64		page_tuples;		/* pages mode: tuples on them */
+	uint64		page_tuples_visible;	/* pages mode: of those, visible */
+} ApHostStats;
+
+/* What the data frame callback did with a frame. */
+typedef enum ApFrameUse
+{
+	AP_FRAME_FREE,				/* consumed: the driver frees it */
+	AP_FRAME_KEPT,				/* the callee owns it and frees it with ApFreeFrame */
+	AP_FRAME_UNEXPECTED			/* not a frame of this kind of scan: protocol violation */
+} ApFrameUse;
+
+/* Data frame callback (RowBatch, PageBatch, AggPartial). */
+typedef ApFrameUse (*ApDiskFrameFn) (void *arg, ApDiskConn *conn, ActivePg__Frame *frame);
+
+/* Optional: a fallback block passed its bounds check (pages mode counts it). */
+typedef void (*ApDiskBlockFn) (void *arg, ApDiskConn *conn, uint32 blk);
 
 typedef struct ApDiskScan
 {
@@ -26,17 +63,20 @@ typedef struct ApDiskScan
 	Snapshot	snapshot;
 	MemoryContext cxt;			/* per execution; sockets close when it is reset */
 	ApDiskFrameFn on_data;
-	void	   *on_data_arg;
+	void	   *arg;			/* of on_data and on_block */
 	ActivePg__ScanStats *disk_stats;	/* AP_NDISKS_MAX entries, summed by the caller's lifetime */
 	bool	   *disk_stats_valid;
 	int		   *stats_ndisks;
 	ApHostStats *host;
 
+	/* optional, set by the caller after ApDiskScanInit */
+	ApDiskBlockFn on_block;		/* NULL: none */
+	int			model_op;		/* ApModelOp the Done statistics teach; -1: none */
+
 	/* per execution */
 	ApConnSet  *conns;
 	BlockNumber nblocks;
 	int			ndisks_done;
-	bool		shipped;
 	uint64	   *tids;			/* fallback TIDs, FIFO */
 	int			ntids;
 	int			tids_head;
@@ -60,18 +100,35 @@ void		ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
 bool		ApDiskScanPossible(Snapshot snapshot);
 
 /*
- * Flush the relation, fix nblocks, connect and ship prog to every disk.  An
- * empty relation ships nothing (ApDiskScanDisksDone is then true).  Returns
- * false, having shipped nothing, if a disk lacks one of the capability bits
- * caps (AP_CAP_*): the caller then scans on the host.
+ * Flush the relation, fix nblocks and connect to every disk.  False for an
+ * empty relation: nothing is connected or shipped, and the execution counts
+ * as pushed down (ApDiskScanDisksDone is then true).
+ */
+bool		ApDiskScanConnect(ApDiskScan *ds);
+
+/* Does every connected disk announce every capability bit of caps (AP_CAP_*)? */
+bool		ApDiskScanCapable(ApDiskScan *ds, uint32 caps);
+
+/* Ship prog in mode (AP_SCAN_MODE_*) to every connected disk. */
+void		ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode);
+
+/*
+ * Connect, and ship prog if every disk has the capability bits caps.  False,
+ * having shipped nothing, if one lacks them: the caller scans on the host.
  */
 bool		ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps);
 
-/* Read what the disks sent; wait: block until something arrives. */
+/*
+ * Read what the disks sent, at the emulated interconnect's rate (model.c);
+ * wait: block until something arrives.  No-op once every disk is done.
+ */
 void		ApDiskScanPoll(ApDiskScan *ds, bool wait);
 
-/* Every disk sent Done. */
+/* Every disk sent Done (or nothing was shipped). */
 bool		ApDiskScanDisksDone(ApDiskScan *ds);
+
+/* Close the sockets (idempotent); queued frames stay valid. */
+void		ApDiskScanClose(ApDiskScan *ds);
 
 /*
  * Next fallback tuple visible to the snapshot, stored in heap_slot (a buffer
@@ -79,5 +136,32 @@ bool		ApDiskScanDisksDone(ApDiskScan *ds);
  */
 bool		ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot);
 
+/* Is fallback work (TIDs or blocks) queued? */
+bool		ApDiskScanFallbackPending(ApDiskScan *ds);
+
+/* Queue a fallback TID or block found on the host (pages.c); no bounds check. */
+void		ApDiskScanPushTid(ApDiskScan *ds, uint64 tid);
+void		ApDiskScanPushBlock(ApDiskScan *ds, uint32 blk);
+
+/*
+ * Status of xid for snapshot (AP_XID_*), decided as HeapTupleSatisfiesMVCC
+ * does; the answer to a disk's XidStatusRequest and pages.c's visibility.
+ */
+uint32		ApXidStatusOf(TransactionId xid, Snapshot snapshot);
+
+/* Add one set of disk statistics to another, every field. */
+void		ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st);
+
+/* Sum the valid entries of per-disk statistics into *sum. */
+void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
+							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
+
+/*
+ * Fetch the value of att at *off in a shipped row's data area of datalen
+ * bytes (ap_rows.h: heap_fill_tuple's placement rules), checking that it lies
+ * inside; advances *off past it.  False if the bytes do not fit the layout.
+ */
+bool		ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,
+							size_t *off, Datum *value);
 
 #endif							/* AP_DISKSCAN_H */

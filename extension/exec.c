@@ -19,9 +19,10 @@
  *     Whatever a disk cannot decide comes back as TIDs or whole blocks and is
  *     read through the buffer manager with the real snapshot (heap_fetch),
  *     as a heap scan would.
- *   - Xid status is decided exactly as HeapTupleSatisfiesMVCC does:
- *     own transaction first, then "in the snapshot" (running or not yet
- *     started for us), then the commit log.
+ *   - The conversation with the disks (connect, ship, multiplex, xid
+ *     answers, fallback queues, interconnect throttle, statistics) is
+ *     diskscan.c's, shared with ActiveAgg; this file decodes RowBatches,
+ *     hands PageBatches to pages.c and turns everything into scan tuples.
  *   - The scan tuple slot of a CustomScanState is a fixed virtual slot, and
  *     compiled expressions rely on that (ExecComputeSlotInfo elides the
  *     deform step), so every tuple is returned in that slot: disk rows by
@@ -49,20 +50,11 @@
 
 #include "access/heapam.h"
 #include "access/tableam.h"
-#include "access/transam.h"
-#include "access/xact.h"
-#include "access/xlog.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "portability/instr_time.h"
-#include "storage/bufmgr.h"
-#include "storage/bufpage.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "active_pg.h"
 #include "bloom.h"
@@ -71,7 +63,6 @@
 
 /* Stop reading sockets while this much row data waits to be decoded. */
 #define AP_QUEUE_BYTES_MIN			(4 * 1024 * 1024)
-#define AP_TIDS_INITIAL				256
 
 static void ap_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *ap_exec(CustomScanState *node);
@@ -87,9 +78,6 @@ static CustomExecMethods ap_exec_methods = {
 	.ReScanCustomScan = ap_rescan,
 	.ExplainCustomScan = ApExplainScan,
 };
-
-/* Unique per backend and scan, for the disks' logs. */
-static uint64 ap_scan_counter = 0;
 
 /* Nothing to register: the executor is reached through ApScanPlanMethods. */
 void
@@ -198,287 +186,97 @@ ap_reset(ApScanState *s)
 	}
 	/* closes the sockets through client.c's reset callback */
 	MemoryContextReset(s->scan_cxt);
-	s->conns = NULL;
+	memset(&s->ds, 0, sizeof(s->ds));
 	s->batches = NIL;
 	s->queued_bytes = 0;
 	s->cur = NULL;
 	s->cur_off = 0;
 	s->cur_row = 0;
-	s->tids = NULL;
-	s->ntids = s->tids_head = s->tids_cap = 0;
-	s->blocks = NULL;
-	s->nblocks_fb = s->blocks_head = s->blocks_cap = 0;
-	s->ndisks_done = 0;
-	s->nblocks = 0;
 	s->pages = NULL;
 	s->started = false;
 	s->finished = false;
 	s->host_mode = false;
 }
 
-/* Append a fallback TID. */
-static void
-ap_push_tid(ApScanState *s, uint64 tid)
-{
-	if (s->ntids == s->tids_cap)
-	{
-		int			newcap = Max(AP_TIDS_INITIAL, s->tids_cap * 2);
-
-		if (s->tids == NULL)
-			s->tids = MemoryContextAlloc(s->scan_cxt, sizeof(uint64) * newcap);
-		else
-			s->tids = repalloc(s->tids, sizeof(uint64) * newcap);
-		s->tids_cap = newcap;
-	}
-	s->tids[s->ntids++] = tid;
-}
-
-/* Append a fallback block. */
-static void
-ap_push_block(ApScanState *s, uint32 blk)
-{
-	if (s->nblocks_fb == s->blocks_cap)
-	{
-		int			newcap = Max(AP_TIDS_INITIAL, s->blocks_cap * 2);
-
-		if (s->blocks == NULL)
-			s->blocks = MemoryContextAlloc(s->scan_cxt, sizeof(uint32) * newcap);
-		else
-			s->blocks = repalloc(s->blocks, sizeof(uint32) * newcap);
-		s->blocks_cap = newcap;
-	}
-	s->blocks[s->nblocks_fb++] = blk;
-}
-
-/* ---------------- xid status ---------------- */
-
-/*
- * Status of xid for snapshot, in the order HeapTupleSatisfiesMVCC asks:
- * our own transaction, then XidInMVCCSnapshot (covers xid >= xmax, xip and
- * subxip/pg_subtrans), then the commit log.  An xid below xmax that is not in
- * the snapshot had finished when the snapshot was taken, so the commit log
- * is final for it.
- */
-uint32
-ApXidStatusOf(TransactionId xid, Snapshot snapshot)
-{
-	if (!TransactionIdIsNormal(xid))
-		return xid == InvalidTransactionId ? AP_XID_NOT_COMMITTED : AP_XID_COMMITTED;
-	if (TransactionIdIsCurrentTransactionId(xid))
-		return AP_XID_CURRENT;
-	if (!TransactionIdPrecedes(xid, snapshot->xmax) || XidInMVCCSnapshot(xid, snapshot))
-		return AP_XID_NOT_COMMITTED;
-	if (TransactionIdDidCommit(xid))
-		return AP_XID_COMMITTED;
-	return AP_XID_NOT_COMMITTED;
-}
-
-/* Answer one XidStatusRequest at once: the disk may be waiting for it. */
-static void
-ap_answer_xids(ApScanState *s, ApDiskConn *conn, ActivePg__XidStatusRequest *req)
-{
-	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
-	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
-	ActivePg__XidStatusReply reply = ACTIVE_PG__XID_STATUS_REPLY__INIT;
-	size_t		i;
-
-	reply.n_xids = req->n_xids;
-	reply.xids = req->xids;
-	reply.n_status = req->n_xids;
-	reply.status = palloc(sizeof(uint32) * Max(req->n_xids, 1));
-	for (i = 0; i < req->n_xids; i++)
-		reply.status[i] = ApXidStatusOf((TransactionId) req->xids[i], snapshot);
-	f.msg_case = ACTIVE_PG__FRAME__MSG_XID_REPLY;
-	f.xid_reply = &reply;
-	ApSendFrame(s->conns, conn, &f);
-	pfree(reply.status);
-	s->host.xid_requests++;
-	s->host.xids_answered += req->n_xids;
-}
-
 /* ---------------- frames ---------------- */
 
-/* Add one disk's Done statistics to the totals kept across executions. */
-static void
-ap_add_stats(ApScanState *s, int disk, const ActivePg__ScanStats *st)
+/* Data frame callback of the disk scan: queue a RowBatch or a PageBatch. */
+static ApFrameUse
+ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 {
-	ApAddScanStats(&s->disk_stats[disk], st);
-	s->disk_stats_valid[disk] = true;
-	/* the disks' cycles per byte feed the cost model of later plans */
-	if (s->pages == NULL)
-		ApModelObserve(s->bloom != NULL ? AP_MODEL_OP_BLOOM : AP_MODEL_OP_SCAN, st);
-	s->stats_ndisks = Max(s->stats_ndisks, disk + 1);
+	ApScanState *s = (ApScanState *) arg;
+	ActivePg__RowBatch *rb;
+	ApBatch    *b;
+
+	if (f->msg_case == ACTIVE_PG__FRAME__MSG_PAGE_BATCH)
+	{
+		/* pages.c owns the frame now */
+		ApPagesQueue(s, conn, f);
+		return AP_FRAME_KEPT;
+	}
+	if (f->msg_case != ACTIVE_PG__FRAME__MSG_ROWS)
+		return AP_FRAME_UNEXPECTED;
+	rb = f->rows;
+	if (rb->nrows == 0 && rb->rows.len == 0)
+		return AP_FRAME_FREE;
+	if (rb->nrows == 0 || rb->rows.len < (size_t) rb->nrows * AP_ROW_HEADER_BYTES)
+		ApProtocolError(conn, psprintf("A row batch claims %u rows in %zu bytes.",
+									   rb->nrows, rb->rows.len));
+	b = MemoryContextAlloc(s->scan_cxt, sizeof(ApBatch));
+	b->frame = f;
+	b->nrows = rb->nrows;
+	b->len = rb->rows.len;
+	b->disk = conn->disk;
+	/* slots point into the rows: they need MAXALIGN'd memory */
+	if (((uintptr_t) rb->rows.data) % MAXIMUM_ALIGNOF == 0)
+		b->data = (const char *) rb->rows.data;
+	else
+	{
+		char	   *copy = MemoryContextAlloc(s->scan_cxt, b->len);
+
+		memcpy(copy, rb->rows.data, b->len);
+		b->data = copy;
+	}
+	s->batches = lappend(s->batches, b);
+	s->queued_bytes += b->len;
+	s->host.batches++;
+	s->host.bytes_received += b->len;
+	/* the batch owns the frame now */
+	return AP_FRAME_KEPT;
 }
 
-/* Dispatch one frame from a scanning disk. */
+/* Fallback block callback of the disk scan: pages mode counts it as received. */
 static void
-ap_handle_frame(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
+ap_on_block(void *arg, ApDiskConn *conn, uint32 blk)
 {
-	size_t		i;
-
-	switch (f->msg_case)
-	{
-		case ACTIVE_PG__FRAME__MSG_ROWS:
-			{
-				ActivePg__RowBatch *rb = f->rows;
-				ApBatch    *b;
-
-				if (rb->nrows == 0 && rb->rows.len == 0)
-					break;
-				if (rb->nrows == 0 || rb->rows.len < (size_t) rb->nrows * AP_ROW_HEADER_BYTES)
-					ApProtocolError(conn, psprintf("A row batch claims %u rows in %zu bytes.",
-												   rb->nrows, rb->rows.len));
-				b = MemoryContextAlloc(s->scan_cxt, sizeof(ApBatch));
-				b->frame = f;
-				b->nrows = rb->nrows;
-				b->len = rb->rows.len;
-				b->disk = conn->disk;
-				/* slots point into the rows: they need MAXALIGN'd memory */
-				if (((uintptr_t) rb->rows.data) % MAXIMUM_ALIGNOF == 0)
-					b->data = (const char *) rb->rows.data;
-				else
-				{
-					char	   *copy = MemoryContextAlloc(s->scan_cxt, b->len);
-
-					memcpy(copy, rb->rows.data, b->len);
-					b->data = copy;
-				}
-				s->batches = lappend(s->batches, b);
-				s->queued_bytes += b->len;
-				s->host.batches++;
-				s->host.bytes_received += b->len;
-				/* the batch owns the frame now */
-				return;
-			}
-		case ACTIVE_PG__FRAME__MSG_PAGE_BATCH:
-			/* pages.c owns the frame now */
-			ApPagesQueue(s, conn, f);
-			return;
-		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
-			ap_answer_xids(s, conn, f->xid_request);
-			break;
-		case ACTIVE_PG__FRAME__MSG_FALLBACK:
-			for (i = 0; i < f->fallback->n_tids; i++)
-			{
-				uint64		tid = f->fallback->tids[i];
-				uint32		off = AP_TID_OFFSET(tid);
-
-				if ((tid >> 48) != 0 || AP_TID_BLOCK(tid) >= s->nblocks ||
-					off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
-					ApProtocolError(conn, psprintf("Fallback TID (%u,%u) is outside the relation's %u blocks.",
-												   AP_TID_BLOCK(tid), off, s->nblocks));
-				ap_push_tid(s, tid);
-			}
-			for (i = 0; i < f->fallback->n_blocks; i++)
-			{
-				if (f->fallback->blocks[i] >= s->nblocks)
-					ApProtocolError(conn, psprintf("Fallback block %u is outside the relation's %u blocks.",
-												   f->fallback->blocks[i], s->nblocks));
-				ApPagesFallbackBlock(s, conn, f->fallback->blocks[i]);
-				ap_push_block(s, f->fallback->blocks[i]);
-			}
-			s->host.fallback_tids += f->fallback->n_tids;
-			s->host.fallback_blocks += f->fallback->n_blocks;
-			break;
-		case ACTIVE_PG__FRAME__MSG_DONE:
-			if (f->done->stats != NULL)
-				ap_add_stats(s, conn->disk, f->done->stats);
-			conn->done = true;
-			conn->scanning = false;
-			s->ndisks_done++;
-			/* the conversation is over; closing also drops it from the epoll set */
-			closesocket(conn->sock);
-			conn->sock = PGINVALID_SOCKET;
-			break;
-		case ACTIVE_PG__FRAME__MSG_ERROR:
-			ApReportDiskError(conn, f->error);
-			break;
-		default:
-			ApProtocolError(conn, psprintf("Unexpected message %d during a scan.",
-										   (int) f->msg_case));
-	}
-	ApFreeFrame(s->conns, f);
+	ApPagesFallbackBlock((ApScanState *) arg, conn, blk);
 }
 
 /*
- * Read from the disks.  wait: block until something arrives (the queue is
- * empty); otherwise only take what is already there, so that xid requests
- * are answered while the host is busy decoding.
+ * Take what the disks already sent, unless enough rows wait to be decoded:
+ * xid requests are answered while the host works, rows are not hoarded.
  */
 static void
-ap_poll(ApScanState *s, bool wait)
+ap_poll_some(ApScanState *s)
 {
-	ApConnSet  *set = s->conns;
-	WaitEvent	events[AP_NDISKS_MAX + 2];
-	instr_time	start;
-	instr_time	elapsed;
-	int			n;
-	int			i;
+	size_t		limit = Max(AP_QUEUE_BYTES_MIN,
+							(size_t) s->ds.conns->nconns * active_pg_batch_kb * 1024 * 2);
 
-	if (wait)
-		INSTR_TIME_SET_CURRENT(start);
-	n = WaitEventSetWait(set->wes, wait ? -1 : 0, events, lengthof(events),
-						 PG_WAIT_EXTENSION);
-	if (wait)
-	{
-		INSTR_TIME_SET_CURRENT(elapsed);
-		INSTR_TIME_SUBTRACT(elapsed, start);
-		s->host.wait_ms += INSTR_TIME_GET_MILLISEC(elapsed);
-	}
-
-	for (i = 0; i < n; i++)
-	{
-		WaitEvent  *ev = &events[i];
-		ApDiskConn *conn = (ApDiskConn *) ev->user_data;
-
-		if (ev->events & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-			continue;
-		}
-		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
-			continue;
-		/* active_pg.interconnect_mbps: read no faster than the emulated link */
-		ApInterconnectWait();
-		{
-			size_t		before = conn->rend - conn->rstart;
-
-			(void) ApConnFill(conn);
-			ApInterconnectCharge((conn->rend - conn->rstart) - before);
-		}
-		for (;;)
-		{
-			ActivePg__Frame *f = ApConnNextFrame(set, conn);
-
-			if (f == NULL)
-				break;
-			ap_handle_frame(s, conn, f);
-			if (conn->done)
-				break;
-		}
-	}
+	if (!ApDiskScanDisksDone(&s->ds) && s->queued_bytes < limit)
+		ApDiskScanPoll(&s->ds, false);
 }
 
 /* ---------------- start ---------------- */
 
-/* Ship the scan to every disk. */
+/* Ship the scan to every disk, or fall back to host mode if one cannot run it. */
 static void
 ap_ship(ApScanState *s)
 {
 	ScanState  *ss = &s->css.ss;
-	EState	   *estate = ss->ps.state;
-	Relation	rel = ss->ss_currentRelation;
-	Snapshot	snapshot = estate->es_snapshot;
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 	MemoryContext oldcxt;
-	ActivePg__RelLocator loc = ACTIVE_PG__REL_LOCATOR__INIT;
-	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
 	ActivePg__Program prog = ACTIVE_PG__PROGRAM__INIT;
-	ActivePg__ScanRequest req = ACTIVE_PG__SCAN_REQUEST__INIT;
-	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
-	size_t		ncols = 0;
-	int			i;
+	bool		pages = active_pg_scan_mode == AP_SCAN_MODE_PAGES;
 
 	/* the small side first: without a key no row can join */
 	if (s->bloom != NULL && !ApBloomBuild(s->bloom))
@@ -487,118 +285,54 @@ ap_ship(ApScanState *s)
 		return;
 	}
 
-	/* everything committed before our snapshot must be in the files */
-	FlushRelationBuffers(rel);
-	s->nblocks = RelationGetNumberOfBlocks(rel);
-	s->host.pushdown_scans++;
-	if (s->nblocks == 0)
+	ApDiskScanInit(&s->ds, ss->ss_currentRelation, ss->ps.state->es_snapshot,
+				   s->scan_cxt, ap_on_frame, s, s->disk_stats, s->disk_stats_valid,
+				   &s->stats_ndisks, &s->host);
+	s->ds.on_block = ap_on_block;
+	if (!ApDiskScanConnect(&s->ds))
 	{
 		s->finished = true;
 		return;
 	}
 
-	oldcxt = MemoryContextSwitchTo(s->scan_cxt);
-	s->conns = ApConnectAll(s->scan_cxt);
-
-	loc.spc_oid = rel->rd_node.spcNode;
-	loc.db_oid = rel->rd_node.dbNode;
-	loc.rel_number = rel->rd_node.relNode;
-
-	snap.xmin = snapshot->xmin;
-	snap.xmax = snapshot->xmax;
-	snap.n_xip = snapshot->xcnt;
-	snap.xip = (uint32 *) snapshot->xip;
-	snap.n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
-	snap.subxip = (uint32 *) snapshot->subxip;
-	snap.suboverflowed = snapshot->suboverflowed;
-
 	/* Params get their values now, in the node's expression context */
+	oldcxt = MemoryContextSwitchTo(s->scan_cxt);
 	ResetExprContext(econtext);
 	prog.filter = ApEncodeQuals(s->disk_quals, &ss->ps, econtext);
 	prog.n_project = s->nproject;
 	prog.project = palloc(sizeof(int32) * Max(s->nproject, 1));
-	for (i = 0; i < s->nproject; i++)
+	for (int i = 0; i < s->nproject; i++)
 		prog.project[i] = s->project_attnos[i];
 	prog.project_exprs = ApEncodeValues(s->value_exprs, &ss->ps, econtext,
 										&prog.n_project_exprs);
-
-	/* a disk that does not know the expression language gets nothing */
-	if (prog.n_project_exprs > 0 || ApExprNeedsExpressions(prog.filter))
-	{
-		for (i = 0; i < s->conns->nconns; i++)
-		{
-			if ((s->conns->conns[i].capabilities & AP_CAP_EXPRESSIONS) == 0)
-			{
-				MemoryContextSwitchTo(oldcxt);
-				ApCloseAll(s->conns);
-				s->conns = NULL;
-				s->host.pushdown_scans--;
-				s->host.host_mode_no_cap++;
-				ap_start_host_mode(s);
-				return;
-			}
-		}
-	}
-
-	/* distributed-device mode: every disk must ship pages, else the host scans */
-	if (active_pg_scan_mode == AP_SCAN_MODE_PAGES)
-	{
-		for (i = 0; i < s->conns->nconns; i++)
-		{
-			if ((s->conns->conns[i].capabilities & AP_CAP_PAGES) == 0)
-			{
-				MemoryContextSwitchTo(oldcxt);
-				ApCloseAll(s->conns);
-				s->conns = NULL;
-				s->host.pushdown_scans--;
-				s->host.host_mode_no_cap++;
-				ap_start_host_mode(s);
-				return;
-			}
-		}
-		req.mode = AP_SCAN_MODE_PAGES;
-		ApPagesBegin(s, s->conns->nconns);
-	}
-
-	/* Bloom filters only save work: without the capability, ship none */
-	if (s->bloom != NULL && s->pages == NULL)
-	{
-		bool		all_bloom = true;
-
-		for (i = 0; i < s->conns->nconns; i++)
-			all_bloom &= (s->conns->conns[i].capabilities & AP_CAP_BLOOM) != 0;
-		if (all_bloom)
-			ApBloomEncode(s->bloom, &prog);
-	}
-
-	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_scan_counter & 0xFFFFFFFF);
-	req.rel = &loc;
-	req.nblocks = s->nblocks;
-	req.ndisks = s->conns->nconns;
-	req.stripe_pages = active_pg_stripe_pages;
-	req.columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
-	req.n_columns = ncols;
-	req.snapshot = &snap;
-	req.program = &prog;
-	req.batch_bytes = (uint32) Min((uint64) active_pg_batch_kb * 1024, AP_BATCH_BYTES_MAX);
-	req.data_checksums = DataChecksumsEnabled();
-	req.direct_io = active_pg_direct_io;
-	req.queue_depth = active_pg_queue_depth;
-	/* SQL_ASCII is single-byte: characters are bytes there */
-	req.encoding_utf8 = GetDatabaseEncoding() == PG_UTF8;
-	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
-	f.scan = &req;
-
-	for (i = 0; i < s->conns->nconns; i++)
-	{
-		ApDiskConn *conn = &s->conns->conns[i];
-
-		req.disk_id = i;
-		/* from here on, closing the socket must also cancel the disk's scan */
-		conn->scanning = true;
-		ApSendFrame(s->conns, conn, &f);
-	}
 	MemoryContextSwitchTo(oldcxt);
+
+	/*
+	 * A disk that does not know the expression language gets nothing; in the
+	 * distributed-device mode every disk must ship pages.  Else the host scans.
+	 */
+	if (((prog.n_project_exprs > 0 || ApExprNeedsExpressions(prog.filter)) &&
+		 !ApDiskScanCapable(&s->ds, AP_CAP_EXPRESSIONS)) ||
+		(pages && !ApDiskScanCapable(&s->ds, AP_CAP_PAGES)))
+	{
+		ApDiskScanClose(&s->ds);
+		s->host.host_mode_no_cap++;
+		ap_start_host_mode(s);
+		return;
+	}
+	if (pages)
+		ApPagesBegin(s, s->ds.conns->nconns);
+	/* Bloom filters only save work: without the capability, ship none */
+	else if (s->bloom != NULL && ApDiskScanCapable(&s->ds, AP_CAP_BLOOM))
+	{
+		oldcxt = MemoryContextSwitchTo(s->scan_cxt);
+		ApBloomEncode(s->bloom, &prog);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	/* the disks' cycles per byte teach the model; pages mode measures nothing */
+	if (!pages)
+		s->ds.model_op = s->bloom != NULL ? AP_MODEL_OP_BLOOM : AP_MODEL_OP_SCAN;
+	ApDiskScanSend(&s->ds, &prog, pages ? AP_SCAN_MODE_PAGES : AP_SCAN_MODE_ACTIVE);
 }
 
 /* Run this execution as a plain heap scan on the host. */
@@ -622,8 +356,7 @@ ap_start(ApScanState *s)
 
 	s->started = true;
 	s->finished = false;
-	if (!IsMVCCSnapshot(snapshot) || IsolationIsSerializable() ||
-		RecoveryInProgress() || !ApDisksConfigured())
+	if (!ApDiskScanPossible(snapshot))
 	{
 		ap_start_host_mode(s);
 		return;
@@ -696,52 +429,6 @@ ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap)
 	return true;
 }
 
-/* Process the next fallback TID; true if it produced a tuple in the scan slot. */
-static bool
-ap_next_fallback_tid(ApScanState *s)
-{
-	ScanState  *ss = &s->css.ss;
-	Relation	rel = ss->ss_currentRelation;
-	uint64		tid = s->tids[s->tids_head++];
-	HeapTupleData tuple;
-	Buffer		buf;
-
-	if (s->tids_head == s->ntids)
-		s->tids_head = s->ntids = 0;
-
-	ItemPointerSet(&tuple.t_self, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
-	s->host.fallback_fetched++;
-	ExecClearTuple(s->heap_slot);
-	if (!heap_fetch(rel, ss->ps.state->es_snapshot, &tuple, &buf, false))
-		return false;
-	s->host.fallback_visible++;
-	ExecStoreBufferHeapTuple(&tuple, s->heap_slot, buf);
-	/* the slot holds its own pin */
-	ReleaseBuffer(buf);
-	return ApHeapToScanSlot(s, s->heap_slot);
-}
-
-/* Turn the next fallback block into TIDs of all its line pointers. */
-static void
-ap_expand_fallback_block(ApScanState *s)
-{
-	Relation	rel = s->css.ss.ss_currentRelation;
-	uint32		blk = s->blocks[s->blocks_head++];
-	Buffer		buf;
-	OffsetNumber maxoff;
-	OffsetNumber off;
-
-	if (s->blocks_head == s->nblocks_fb)
-		s->blocks_head = s->nblocks_fb = 0;
-
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	maxoff = PageIsNew(BufferGetPage(buf)) ? 0 : PageGetMaxOffsetNumber(BufferGetPage(buf));
-	UnlockReleaseBuffer(buf);
-	for (off = FirstOffsetNumber; off <= maxoff; off++)
-		ap_push_tid(s, AP_TID_PACK(blk, off));
-}
-
 /* Decode row cur_row of the current batch into the scan slot. */
 static void
 ap_decode_row(ApScanState *s)
@@ -751,7 +438,7 @@ ap_decode_row(ApScanState *s)
 	TupleTableSlot *raw = s->raw_slot;
 	TupleDesc	desc = raw->tts_tupleDescriptor;
 	TupleDesc	scan_desc = scan->tts_tupleDescriptor;
-	ApDiskConn *conn = &s->conns->conns[b->disk];
+	ApDiskConn *conn = &s->ds.conns->conns[b->disk];
 	ApRowHeader hdr;
 	const char *row;
 	const char *data;
@@ -792,7 +479,6 @@ ap_decode_row(ApScanState *s)
 		int			attno = is_value ? 0 : s->project_attnos[i];
 		Form_pg_attribute att = is_value ? TupleDescAttr(scan_desc, i) :
 			TupleDescAttr(desc, attno - 1);
-		const char *p;
 		Datum		value;
 
 		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
@@ -807,37 +493,8 @@ ap_decode_row(ApScanState *s)
 			continue;
 		}
 
-		/* heap_fill_tuple's placement rules, as in a heap tuple's data area */
-		if (att->attlen == -1)
-		{
-			if (off >= datalen)
-				goto bad;
-			off = att_align_pointer(off, att->attalign, -1, data + off);
-		}
-		else
-			off = att_align_nominal(off, att->attalign);
-		if (off >= datalen)
+		if (!ApRowFetchValue(att, data, datalen, &off, &value))
 			goto bad;
-		p = data + off;
-
-		if (att->attlen > 0)
-		{
-			if (off + att->attlen > datalen)
-				goto bad;
-		}
-		else if (att->attlen == -1)
-		{
-			if (!VARATT_IS_1B(p) && off + VARHDRSZ > datalen)
-				goto bad;
-			if (off + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
-				goto bad;
-		}
-		else
-		{
-			if (strnlen(p, datalen - off) == datalen - off)
-				goto bad;
-		}
-		value = fetchatt(att, p);
 		if (!is_value)
 		{
 			raw->tts_values[attno - 1] = value;
@@ -848,7 +505,6 @@ ap_decode_row(ApScanState *s)
 			scan->tts_values[i] = value;
 			scan->tts_isnull[i] = false;
 		}
-		off = att_addlength_pointer(off, att->attlen, p);
 	}
 	if (off != datalen)
 		goto bad;
@@ -872,14 +528,14 @@ ap_release_batch(ApScanState *s)
 	ApBatch    *b = s->cur;
 
 	if (s->cur_off < b->len)
-		ApProtocolError(&s->conns->conns[b->disk],
+		ApProtocolError(&s->ds.conns->conns[b->disk],
 						psprintf("A batch of %u rows has %zu trailing bytes.",
 								 b->nrows, b->len - s->cur_off));
 	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);
 	s->queued_bytes -= b->len;
 	if ((const char *) b->frame->rows->rows.data != b->data)
 		pfree((void *) b->data);
-	ApFreeFrame(s->conns, b->frame);
+	ApFreeFrame(s->ds.conns, b->frame);
 	pfree(b);
 	s->cur = NULL;
 }
@@ -934,15 +590,10 @@ ap_next(ScanState *ss)
 			ap_release_batch(s);
 			continue;
 		}
-		if (s->tids_head < s->ntids)
+		if (ApDiskScanNextFallback(&s->ds, s->heap_slot))
 		{
-			if (ap_next_fallback_tid(s))
+			if (ApHeapToScanSlot(s, s->heap_slot))
 				return slot;
-			continue;
-		}
-		if (s->blocks_head < s->nblocks_fb)
-		{
-			ap_expand_fallback_block(s);
 			continue;
 		}
 		if (s->pages != NULL)
@@ -950,14 +601,11 @@ ap_next(ScanState *ss)
 			if (ApPagesNext(s))
 			{
 				/* keep answering and reading while the host works through pages */
-				if (s->ndisks_done < s->conns->nconns &&
-					s->queued_bytes < Max(AP_QUEUE_BYTES_MIN,
-										  (size_t) s->conns->nconns * active_pg_batch_kb * 1024 * 2))
-					ap_poll(s, false);
+				ap_poll_some(s);
 				return slot;
 			}
 			/* the pages left fallback work behind */
-			if (s->tids_head < s->ntids || s->blocks_head < s->nblocks_fb)
+			if (ApDiskScanFallbackPending(&s->ds))
 				continue;
 		}
 		if (s->batches != NIL)
@@ -966,22 +614,18 @@ ap_next(ScanState *ss)
 			s->batches = list_delete_first(s->batches);
 			s->cur_off = 0;
 			s->cur_row = 0;
-			/* answer waiting xid requests, but do not hoard rows in memory */
-			if (s->ndisks_done < s->conns->nconns &&
-				s->queued_bytes < Max(AP_QUEUE_BYTES_MIN,
-									  (size_t) s->conns->nconns * active_pg_batch_kb * 1024 * 2))
-				ap_poll(s, false);
+			ap_poll_some(s);
 			continue;
 		}
-		if (s->ndisks_done == s->conns->nconns)
+		if (ApDiskScanDisksDone(&s->ds))
 		{
 			/* every disk is done and every queue is empty */
 			ApPagesCheckComplete(s);
 			s->finished = true;
-			ApCloseAll(s->conns);
+			ApDiskScanClose(&s->ds);
 			return ExecClearTuple(slot);
 		}
-		ap_poll(s, true);
+		ApDiskScanPoll(&s->ds, true);
 	}
 }
 
@@ -1032,18 +676,4 @@ ap_end(CustomScanState *node)
 		ApBloomEnd(s->bloom);
 	MemoryContextDelete(s->scan_cxt);
 	s->scan_cxt = NULL;
-}
-
-/* Queue a fallback TID (pages.c: tuples the page copy cannot decide). */
-void
-ApScanPushTid(ApScanState *s, uint64 tid)
-{
-	ap_push_tid(s, tid);
-}
-
-/* Queue a fallback block (pages.c: pages that fail the checks). */
-void
-ApScanPushBlock(ApScanState *s, uint32 blk)
-{
-	ap_push_block(s, blk);
 }

@@ -1,6 +1,7 @@
 /*
  * explain.c
- *	  EXPLAIN output of ActiveScan.
+ *	  EXPLAIN output of ActiveScan, and the pieces ActiveAgg's (agg_exec.c)
+ *	  shares with it.
  *
  * Rules of this file:
  *   - What runs on the disks is always visible (Disk Filter, Disk Output,
@@ -49,23 +50,90 @@ ApExplainTextLine(ExplainState *es, const char *label)
 	appendStringInfo(es->str, "%s: ", label);
 }
 
-/* A qual list deparsed the way EXPLAIN shows a scan's Filter. */
-static void
-ap_show_quals(ApScanState *s, List *quals, const char *label, List *ancestors,
-			  ExplainState *es)
+/* Expressions deparsed in the plan's context, as EXPLAIN shows a scan's. */
+List *
+ApDeparseList(ScanState *ss, List *exprs, List *ancestors, ExplainState *es)
 {
-	List	   *context;
-	Node	   *qual;
-	bool		useprefix;
-	char	   *str;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, ss->ps.plan, ancestors);
+	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+	List	   *out = NIL;
+	ListCell   *lc;
 
+	foreach(lc, exprs)
+		out = lappend(out, deparse_expression(lfirst(lc), context, useprefix, false));
+	return out;
+}
+
+/* A qual list deparsed the way EXPLAIN shows a scan's Filter; nothing if empty. */
+void
+ApExplainQuals(ScanState *ss, List *quals, const char *label, List *ancestors,
+			   ExplainState *es)
+{
 	if (quals == NIL)
 		return;
-	context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan, ancestors);
-	qual = (Node *) make_ands_explicit(quals);
-	useprefix = list_length(es->rtable) > 1 || es->verbose;
-	str = deparse_expression(qual, context, useprefix, false);
-	ExplainPropertyText(label, str, es);
+	ExplainPropertyText(label,
+						linitial(ApDeparseList(ss, list_make1(make_ands_explicit(quals)),
+											   ancestors, es)),
+						es);
+}
+
+/* ANALYZE text line: fallback tuples and pages. */
+void
+ApExplainTextFallback(const ApHostStats *h, ExplainState *es)
+{
+	ApExplainTextLine(es, "Fallback");
+	appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
+					 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
+					 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
+					 h->fallback_blocks);
+}
+
+/* Bytes read per byte shipped; 0 if nothing was shipped. */
+double
+ApBytesReduction(const ActivePg__ScanStats *t)
+{
+	return t->bytes_shipped > 0 ? (double) t->bytes_read / (double) t->bytes_shipped : 0.0;
+}
+
+/* ANALYZE text line: bytes shipped of bytes read. */
+void
+ApExplainTextInterconnect(const ActivePg__ScanStats *t, ExplainState *es)
+{
+	double		reduction = ApBytesReduction(t);
+
+	ApExplainTextLine(es, "Interconnect");
+	appendStringInfo(es->str, "%s shipped of %s read",
+					 ApFormatBytes((double) t->bytes_shipped),
+					 ApFormatBytes((double) t->bytes_read));
+	if (reduction > 0)
+		appendStringInfo(es->str, " (reduction %.1fx)", reduction);
+	appendStringInfoChar(es->str, '\n');
+}
+
+/* ANALYZE text line: the disks' io and compute time, the host's wait. */
+void
+ApExplainTextDiskTime(const ActivePg__ScanStats *t, const ApHostStats *h, ExplainState *es)
+{
+	ApExplainTextLine(es, "Disk Time");
+	appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
+					 t->io_us / 1000.0, t->compute_us / 1000.0, h->wait_ms);
+}
+
+/* ANALYZE text line: executions that ran as a heap scan on the host. */
+void
+ApExplainTextHostMode(const ApHostStats *h, ExplainState *es)
+{
+	if (h->host_mode_scans == 0)
+		return;
+	ApExplainTextLine(es, "Host Mode");
+	appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
+					 " executions, " UINT64_FORMAT " tuples",
+					 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
+					 h->host_mode_tuples);
+	if (h->host_mode_no_cap > 0)
+		appendStringInfo(es->str, " (" UINT64_FORMAT " for disks without expressions)",
+						 h->host_mode_no_cap);
+	appendStringInfoChar(es->str, '\n');
 }
 
 /* Rows the host quals rejected, per loop, as show_instrumentation_count does. */
@@ -89,18 +157,10 @@ ap_show_host_removed(ApScanState *s, ExplainState *es)
 static void
 ap_show_disk_output(ApScanState *s, List *ancestors, ExplainState *es)
 {
-	List	   *context;
-	List	   *items = NIL;
-	bool		useprefix;
-	ListCell   *lc;
-
 	if (s->value_exprs == NIL)
 		return;
-	context = set_deparse_context_plan(es->deparse_cxt, s->css.ss.ps.plan, ancestors);
-	useprefix = list_length(es->rtable) > 1 || es->verbose;
-	foreach(lc, s->value_exprs)
-		items = lappend(items, deparse_expression(lfirst(lc), context, useprefix, false));
-	ExplainPropertyList("Disk Output", items, es);
+	ExplainPropertyList("Disk Output",
+						ApDeparseList(&s->css.ss, s->value_exprs, ancestors, es), es);
 }
 
 /* Names of the shipped columns (VERBOSE). */
@@ -121,13 +181,6 @@ ap_show_disk_columns(ApScanState *s, ExplainState *es)
 		ExplainPropertyList("Disk Columns", names, es);
 }
 
-/* Sum of the per-disk statistics. */
-static void
-ap_sum_stats(ApScanState *s, ActivePg__ScanStats *sum)
-{
-	ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, sum);
-}
-
 /* Counters of the disks and the host (ANALYZE). */
 static void
 ap_show_analyze(ApScanState *s, ExplainState *es)
@@ -136,8 +189,8 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 	ApHostStats *h = &s->host;
 	double		reduction;
 
-	ap_sum_stats(s, &t);
-	reduction = t.bytes_shipped > 0 ? (double) t.bytes_read / (double) t.bytes_shipped : 0.0;
+	ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, &t);
+	reduction = ApBytesReduction(&t);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
@@ -158,21 +211,11 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 								 ", visible " UINT64_FORMAT "\n",
 								 h->pages_received, h->page_tuples, h->page_tuples_visible);
 			}
-			ApExplainTextLine(es, "Fallback");
-			appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
-							 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
-							 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
-							 h->fallback_blocks);
+			ApExplainTextFallback(h, es);
 			ApExplainTextLine(es, "Xids Resolved");
 			appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
 							 h->xids_answered, h->xid_requests);
-			ApExplainTextLine(es, "Interconnect");
-			appendStringInfo(es->str, "%s shipped of %s read",
-							 ApFormatBytes((double) t.bytes_shipped),
-							 ApFormatBytes((double) t.bytes_read));
-			if (reduction > 0)
-				appendStringInfo(es->str, " (reduction %.1fx)", reduction);
-			appendStringInfoChar(es->str, '\n');
+			ApExplainTextInterconnect(&t, es);
 			/* Exadata's per-query summary: what the scan could read vs what crossed */
 			ApExplainTextLine(es, "Bytes Eligible");
 			appendStringInfo(es->str, "%s, Bytes Returned: %s",
@@ -181,22 +224,9 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 			if (reduction > 0)
 				appendStringInfo(es->str, " (reduction %.0fx)", reduction);
 			appendStringInfoChar(es->str, '\n');
-			ApExplainTextLine(es, "Disk Time");
-			appendStringInfo(es->str, "io %.3f ms, compute %.3f ms; host waited %.3f ms\n",
-							 t.io_us / 1000.0, t.compute_us / 1000.0, h->wait_ms);
+			ApExplainTextDiskTime(&t, h, es);
 		}
-		if (h->host_mode_scans > 0)
-		{
-			ApExplainTextLine(es, "Host Mode");
-			appendStringInfo(es->str, UINT64_FORMAT " of " UINT64_FORMAT
-							 " executions, " UINT64_FORMAT " tuples",
-							 h->host_mode_scans, h->host_mode_scans + h->pushdown_scans,
-							 h->host_mode_tuples);
-			if (h->host_mode_no_cap > 0)
-				appendStringInfo(es->str, " (" UINT64_FORMAT " for disks without expressions)",
-								 h->host_mode_no_cap);
-			appendStringInfoChar(es->str, '\n');
-		}
+		ApExplainTextHostMode(h, es);
 	}
 	else
 	{
@@ -324,8 +354,8 @@ ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
 	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
 	int			stripe_kb = active_pg_stripe_pages * (BLCKSZ / 1024);
 
-	ap_show_quals(s, s->disk_quals, "Disk Filter", ancestors, es);
-	ap_show_quals(s, s->host_quals, "Host Filter", ancestors, es);
+	ApExplainQuals(&s->css.ss, s->disk_quals, "Disk Filter", ancestors, es);
+	ApExplainQuals(&s->css.ss, s->host_quals, "Host Filter", ancestors, es);
 	ap_show_host_removed(s, es);
 	ap_show_disk_output(s, ancestors, es);
 	if (s->bloom != NULL)

@@ -16,7 +16,7 @@
 #include "active_pg.h"
 #include "agg.h"
 #include "bloom.h"
-#include "exec.h"
+#include "client.h"
 
 #define AP_ENABLE_DEFAULT			true
 #define AP_FORCE_DEFAULT			false

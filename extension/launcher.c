@@ -38,7 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "exec.h"
+#include "client.h"
 
 PGDLLEXPORT void ApLauncherMain(Datum main_arg);
 

@@ -16,7 +16,7 @@
  *   - Visibility on a page copy cannot use HeapTupleSatisfiesVisibility (it
  *     sets hint bits in a shared buffer).  The host applies the disks' own
  *     rules (diskd/visibility.c, compiled in through pagevis.c), answering the
- *     xids they ask about with the executor's xid logic (ApXidStatus); what
+ *     xids they ask about with the disk scan's xid logic (ApXidStatusOf); what
  *     they leave undecided (our own transaction's rows, multixacts, moved or
  *     speculative tuples) is fetched with heap_fetch and the real snapshot,
  *     as fallback TIDs of an active scan are.
@@ -121,7 +121,7 @@ ApPagesBegin(ApScanState *s, int ndisks)
 	ps->cb.func = ap_pages_free;
 	ps->cb.arg = ps;
 	MemoryContextRegisterResetCallback(s->scan_cxt, &ps->cb);
-	ps->seen = palloc0((s->nblocks + 7) / 8 + 1);
+	ps->seen = palloc0((s->ds.nblocks + 7) / 8 + 1);
 	ps->ndisks = ndisks;
 	ps->stripe_pages = (uint32) active_pg_stripe_pages;
 	if (s->page_slot == NULL)
@@ -138,9 +138,9 @@ ap_pages_mark(ApScanState *s, ApDiskConn *conn, uint32 blk)
 {
 	ApPageState *ps = s->pages;
 
-	if (blk >= s->nblocks)
+	if (blk >= s->ds.nblocks)
 		ApProtocolError(conn, psprintf("Page %u is outside the relation's %u blocks.",
-									   blk, s->nblocks));
+									   blk, s->ds.nblocks));
 	if ((blk / ps->stripe_pages) % ps->ndisks != (uint32) conn->disk)
 		ApProtocolError(conn, psprintf("Page %u belongs to another disk's stripe.", blk));
 	if (ps->seen[blk / 8] & (1 << (blk % 8)))
@@ -168,7 +168,7 @@ ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 	s->host.bytes_received += pb->pages.len;
 	if (pb->n_blocks == 0)
 	{
-		ApFreeFrame(s->conns, f);
+		ApFreeFrame(s->ds.conns, f);
 		return;
 	}
 	b = MemoryContextAlloc(s->scan_cxt, sizeof(ApPageBatch));
@@ -190,11 +190,11 @@ ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk)
 void
 ApPagesCheckComplete(ApScanState *s)
 {
-	if (s->pages != NULL && s->pages->nseen != s->nblocks)
+	if (s->pages != NULL && s->pages->nseen != s->ds.nblocks)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
 				 errmsg("active_pg disks shipped %llu of the relation's %u pages",
-						(unsigned long long) s->pages->nseen, s->nblocks)));
+						(unsigned long long) s->pages->nseen, s->ds.nblocks)));
 }
 
 /*
@@ -225,7 +225,7 @@ ap_pages_load(ApScanState *s)
 		if (ps->cur_page >= pb->n_blocks)
 		{
 			s->queued_bytes -= pb->pages.len;
-			ApFreeFrame(s->conns, ps->cur->frame);
+			ApFreeFrame(s->ds.conns, ps->cur->frame);
 			pfree(ps->cur);
 			ps->cur = NULL;
 			continue;
@@ -237,7 +237,7 @@ ap_pages_load(ApScanState *s)
 		/* what ReadBuffer checks for every page it reads */
 		if (!PageIsVerifiedExtended(page, ps->blkno, 0))
 		{
-			ApScanPushBlock(s, ps->blkno);
+			ApDiskScanPushBlock(&s->ds, ps->blkno);
 			continue;
 		}
 		if (PageIsNew(page))
@@ -269,7 +269,7 @@ ap_pages_load(ApScanState *s)
 		}
 		if (!ok)
 		{
-			ApScanPushBlock(s, ps->blkno);
+			ApDiskScanPushBlock(&s->ds, ps->blkno);
 			continue;
 		}
 		ps->all_visible = PageIsAllVisible(page);
@@ -362,7 +362,7 @@ ApPagesNext(ApScanState *s)
 			continue;
 		if (vis < 0)
 		{
-			ApScanPushTid(s, AP_TID_PACK(ps->blkno, ItemPointerGetOffsetNumber(&tuple->t_self)));
+			ApDiskScanPushTid(&s->ds, AP_TID_PACK(ps->blkno, ItemPointerGetOffsetNumber(&tuple->t_self)));
 			s->host.fallback_tids++;
 			continue;
 		}

@@ -1,8 +1,12 @@
 /*
  * stats.c
- *	  Per-disk cumulative statistics for users: active_pg.disk_stats.
+ *	  The monitoring functions: active_pg.disks() (is each disk up, what is
+ *	  it) and active_pg.disk_stats (per-disk cumulative statistics).
  *
  * Rules of this file:
+ *   - Each function asks every configured disk on its own short connection
+ *     (no retry, bounded by active_pg.connect_timeout_ms) and reports a disk
+ *     that does not answer as a row, never as an error.
  *   - The counters live in the disks (StatsRequest/StatsReply, since each
  *     daemon started); the SRF asks every disk on its own short connection,
  *     bounded by active_pg.connect_timeout_ms, and reports a disk that does
@@ -29,8 +33,9 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "exec.h"
+#include "client.h"
 
+PG_FUNCTION_INFO_V1(active_pg_disks_info);
 PG_FUNCTION_INFO_V1(active_pg_disk_stats);
 
 #define AP_STATS_NCOLS				16
@@ -90,6 +95,55 @@ ApStatsCountRestart(int disk)
 }
 
 /*
+ * active_pg.disks(): one row per configured disk: whether it answers the
+ * handshake now, its disk id and version.
+ */
+Datum
+active_pg_disks_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	ApDiskAddr *addrs;
+	ApConnSet  *set;
+
+	InitMaterializedSRF(fcinfo, 0);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "active_pg disks()",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	set = ApOpenDiskSet(cxt, &addrs);
+
+	for (int i = 0; i < set->nconns; i++)
+	{
+		ApDiskConn *c = &set->conns[i];
+		char	   *err = NULL;
+		bool		alive = ApConnectOne(set, i, &addrs[i], &err);
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		ApConnClose(c);
+		values[0] = Int32GetDatum(i);
+		values[1] = CStringGetTextDatum(c->address);
+		values[2] = BoolGetDatum(alive);
+		if (alive)
+		{
+			values[3] = Int32GetDatum((int32) c->disk_id);
+			values[4] = CStringGetTextDatum(c->server_version);
+		}
+		else
+		{
+			nulls[3] = true;
+			nulls[4] = true;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	return (Datum) 0;
+}
+
+/*
  * Send StatsRequest on a handshaken connection and wait for the reply until
  * deadline.  Returns the reply frame, or NULL with *err.
  */
@@ -107,7 +161,6 @@ ap_request_stats(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err
 		ActivePg__Frame *reply = NULL;
 		int			r = ApConnTryNextFrame(set, c, &reply, err);
 		long		ms;
-		int			rc;
 
 		if (r < 0)
 			return NULL;
@@ -137,14 +190,7 @@ ap_request_stats(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err
 			*err = pstrdup("timed out waiting for StatsReply");
 			return NULL;
 		}
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_SOCKET_READABLE | WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-							   WL_TIMEOUT, c->sock, ms, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-		{
-			ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
+		(void) ApConnWait(c, WL_SOCKET_READABLE, ms);
 	}
 }
 
@@ -185,11 +231,7 @@ active_pg_disk_stats(PG_FUNCTION_ARGS)
 			reply = ap_request_stats(set, c, TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 																		 active_pg_connect_timeout_ms),
 									 &err);
-		if (c->sock != PGINVALID_SOCKET)
-		{
-			closesocket(c->sock);
-			c->sock = PGINVALID_SOCKET;
-		}
+		ApConnClose(c);
 
 		values[0] = Int32GetDatum(i);
 		values[1] = CStringGetTextDatum(c->address);

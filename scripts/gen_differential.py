@@ -917,16 +917,24 @@ class QueryGen:
         if form < 0.3 and nconj == 0:
             nconj = 1
         conj = [self.with_col(self.gen_bool, depth) for _ in range(nconj)]
-        sql = "SELECT %s FROM dt" % ", ".join(items)
+        return self.where(sql_select(items), conj, prepared)
+
+    def where(self, sql, conj, prepared):
+        """sql with the WHERE clause of conj, and the query's parameters: a
+        prepared query gets one somewhere."""
         if conj:
             sql += " WHERE " + " AND ".join(conj)
         params = self.params
         self.params = None
         if prepared and not params:
-            # make sure a prepared query has a parameter somewhere
-            params = [("int4", str(rng.randint(-100, 100)))]
+            params = [("int4", str(self.rng.randint(-100, 100)))]
             sql += (" AND " if conj else " WHERE ") + "j4 > $1"
         return sql, params
+
+
+def sql_select(items):
+    """SELECT of items from the test table."""
+    return "SELECT %s FROM dt" % ", ".join(items)
 
 
 # Aggregates whose result text is a function of the input multiset (see the
@@ -985,14 +993,7 @@ class AggQueryGen(QueryGen):
             items = ["count(*)"]
         nconj = rng.choice([0, 0, 1, 1, 2])
         conj = [self.with_col(self.gen_bool, 1) for _ in range(nconj)]
-        sql = "SELECT %s FROM dt" % ", ".join(items)
-        if conj:
-            sql += " WHERE " + " AND ".join(conj)
-        params = self.params
-        self.params = None
-        if prepared and not params:
-            params = [("int4", str(rng.randint(-100, 100)))]
-            sql += (" AND " if conj else " WHERE ") + "j4 > $1"
+        sql, params = self.where(sql_select(items), conj, prepared)
         if keys and not aggs and self.chance(0.4):
             # duplicate elimination: SELECT DISTINCT instead of GROUP BY
             sql = "SELECT DISTINCT" + sql[len("SELECT"):]

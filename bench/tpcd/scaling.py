@@ -52,6 +52,9 @@ QUERIES = {
             "WHERE p_partkey = l_partkey AND p_name LIKE '%green%'",
 }
 
+# The pushed-down nodes of a plan (as bench/tpcd/tpcd.py counts them).
+PUSHDOWN_PROVIDERS = ("ActiveScan", "ActiveAgg")
+
 SESSION = ("SET active_pg.force_pushdown = on; SET active_pg.enable_agg = off; "
            "SET active_pg.enable_bloom = off; SET max_parallel_workers_per_gather = 0; "
            "SET active_pg.direct_io = off; SET jit = off; ")
@@ -146,7 +149,8 @@ def walk(plan):
 
 
 def run_point(cl, a, mode, q):
-    """Median execution time (s) of q and the model's predicted time (s)."""
+    """Median execution time (s) of q, the model's predicted time (s; None if
+    a pushed-down node carries no prediction) and the bytes scanned."""
     sql = SESSION + "SET active_pg.scan_mode = '%s'; " % mode + \
         "EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, FORMAT JSON) " + QUERIES[q]
     times = []
@@ -156,10 +160,13 @@ def run_point(cl, a, mode, q):
         out = cl.psql(sql, db=a.db)
         j = json.loads(out[out.index("["):])
         times.append(j[0]["Execution Time"] / 1000.0)
-        nodes = [n for n in walk(j[0]["Plan"]) if n.get("Custom Plan Provider") == "ActiveScan"]
-        # the scans of a hash join run one after the other: their times add up
-        pred = sum(n.get("Model Active Time", 0.0) for n in nodes)
-        inb = sum(n.get("Model Bytes In", 0.0) for n in nodes)
+        nodes = [n for n in walk(j[0]["Plan"]) if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS]
+        # the scans of a hash join run one after the other: their times add up;
+        # a node without a prediction (ActiveAgg has none) leaves the sum unknown
+        pred = sum(n["Model Active Time"] for n in nodes) \
+            if all("Model Active Time" in n for n in nodes) else None
+        # bytes in: the model's, else what the disks read (ANALYZE)
+        inb = sum(n.get("Model Bytes In", n.get("Disk Bytes Read", 0.0)) for n in nodes)
     return statistics.median(times), pred, inb
 
 
@@ -203,7 +210,7 @@ def main():
                          faithful=faithful)
                 res.append(r)
                 log("d=%2d %-11s %-6s %7.3f s %6.1f MB/s  model %7.3f s %6.1f MB/s  %s"
-                    % (d, q, mode, t, r["mbps"], pred, r["pred_mbps"] or 0,
+                    % (d, q, mode, t, r["mbps"], pred or 0, r["pred_mbps"] or 0,
                        "" if faithful else "(unfaithful)"))
     log("sweep took %.0f s" % (time.time() - t0))
     # leave the cluster at full speed

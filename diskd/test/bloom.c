@@ -344,14 +344,14 @@ test_host_vs_disk(void)
 		NKEYS = 300
 	};
 	ApColumn	cols[6] = {
-		{4, 'i', true, false, AP_TYPE_INT4},
-		{8, 'd', true, false, AP_TYPE_INT8},
-		{-1, 'i', false, false, AP_TYPE_TEXT},
-		{-1, 'i', false, false, AP_TYPE_BPCHAR},
-		{-1, 'i', false, false, AP_TYPE_NUMERIC},
-		{4, 'i', true, false, AP_TYPE_DATE},
+		{4, 'i', true, false, AP_TYPE_INT4, 0},
+		{8, 'd', true, false, AP_TYPE_INT8, 0},
+		{-1, 'i', false, false, AP_TYPE_TEXT, 0},
+		{-1, 'i', false, false, AP_TYPE_BPCHAR, 0},
+		{-1, 'i', false, false, AP_TYPE_NUMERIC, 0},
+		{4, 'i', true, false, AP_TYPE_DATE, 0},
 	};
-	ApTupleDesc desc = {6, cols};
+	ApTupleDesc desc = {6, cols, 0};
 	uint32_t	kinds[6] = {AP_TYPE_INT4, AP_TYPE_INT8, AP_TYPE_TEXT, AP_TYPE_BPCHAR,
 	AP_TYPE_NUMERIC, AP_TYPE_DATE};
 	ActivePg__Expr vars[6];
@@ -572,10 +572,10 @@ static void
 test_compile_errors(void)
 {
 	ApColumn	cols[2] = {
-		{4, 'i', true, false, AP_TYPE_INT4},
-		{4, 'i', true, false, AP_TYPE_FLOAT4},
+		{4, 'i', true, false, AP_TYPE_INT4, 0},
+		{4, 'i', true, false, AP_TYPE_FLOAT4, 0},
 	};
-	ApTupleDesc desc = {2, cols};
+	ApTupleDesc desc = {2, cols, 0};
 	ActivePg__Expr var = ACTIVE_PG__EXPR__INIT;
 	ActivePg__Expr *keyp = &var;
 	uint32_t	kind = AP_TYPE_INT4;

@@ -301,6 +301,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	parse_typespec(argv[argi + 1], &desc);
+	ap_tupdesc_cache_offsets(&desc);
 	values = calloc(desc.natts > 0 ? desc.natts : 1, sizeof(ApValue));
 	page = malloc(AP_BLCKSZ);
 	decomp = malloc(DECOMP_CAP);

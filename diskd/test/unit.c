@@ -224,7 +224,7 @@ test_tuple(void)
 	ApTupleHeader h;
 	ApValue		v[8];
 	ApColumn	cols[8];
-	ApTupleDesc desc = {0, cols};
+	ApTupleDesc desc = {0, cols, 0};
 	unsigned char *d;
 
 	/* header fields */
@@ -280,6 +280,25 @@ test_tuple(void)
 	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 23, &h, 5, v), AP_FALLBACK);
 	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 15, &h, 3, v), AP_FALLBACK);
 	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 19, &h, 4, v), AP_FALLBACK);	/* varlena cut */
+	/* the same through the cached offsets of the leading fixed attributes */
+	ap_tupdesc_cache_offsets(&desc);
+	CHECK_EQ(desc.ncached, 3);
+	CHECK_EQ(cols[1].cacheoff, 4);
+	CHECK_EQ(cols[2].cacheoff, 8);
+	memset(v, 0, sizeof(v));
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 24, &h, 5, v), AP_OK);
+	CHECK(v[0].ptr == d && v[0].len == 2 && !v[0].isnull);
+	CHECK(v[1].ptr == d + 4 && v[1].len == 4 && !v[1].isnull);
+	CHECK(v[2].ptr == d + 8 && v[2].len == 8 && !v[2].isnull);
+	CHECK(v[3].ptr == d + 16 && v[3].len == 5);
+	CHECK(v[4].ptr == d + 22 && v[4].len == 2);
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 24, &h, 2, v), AP_OK);
+	CHECK(v[1].ptr == d + 4 && v[1].len == 4);
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 15, &h, 3, v), AP_FALLBACK);	/* int8 cut */
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 15, &h, 2, v), AP_OK);
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 23, &h, 5, v), AP_FALLBACK);
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 19, &h, 4, v), AP_FALLBACK);
+	desc.ncached = 0;
 	/* missing attribute: the tuple has 5, ask for 6 */
 	cols[5] = col(4, 'i', AP_TYPE_INT4);
 	desc.natts = 6;
@@ -331,6 +350,13 @@ test_tuple(void)
 	CHECK(!v[0].isnull && v[0].ptr == d);
 	CHECK(v[1].isnull && v[1].ptr == NULL);
 	CHECK(!v[2].isnull && v[2].ptr == d + 4);	/* no int8 alignment: it was null */
+	/* a tuple with nulls never uses the cached offsets */
+	ap_tupdesc_cache_offsets(&desc);
+	CHECK_EQ(desc.ncached, 3);
+	CHECK_EQ(ap_tuple_deform(&desc, t, 32, &h, 3, v), AP_OK);
+	CHECK(v[1].isnull && v[1].ptr == NULL);
+	CHECK(!v[2].isnull && v[2].ptr == d + 4);
+	desc.ncached = 0;
 
 	/* cstring (attlen -2) and external TOAST pointer */
 	cols[0] = col(-2, 'c', AP_TYPE_OTHER);
@@ -1084,7 +1110,7 @@ E_booltest(ActivePg__Expr *a, int kind)
  */
 #define VM_NATTS 15
 static ApColumn vm_cols[VM_NATTS];
-static ApTupleDesc vm_desc = {VM_NATTS, vm_cols};
+static ApTupleDesc vm_desc = {VM_NATTS, vm_cols, 0};
 static ApValue vm_vals[VM_NATTS];
 
 /* Fill the VM test descriptor and make every value NULL. */
@@ -1797,7 +1823,7 @@ static void
 test_rowenc(void)
 {
 	ApColumn	cols[6];
-	ApTupleDesc desc = {6, cols};
+	ApTupleDesc desc = {6, cols, 0};
 	ApValue		rows[4][8];
 	ApRowBuf	b;
 	const int	proj[] = {2, 1, 3, 4, 5, 6};

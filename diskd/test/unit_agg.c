@@ -21,12 +21,12 @@
 #define TEST_GROUPS_MAX	4096
 
 static ApColumn cols[NATTS] = {
-	{4, 'i', true, false, AP_TYPE_INT4},
-	{8, 'd', true, false, AP_TYPE_INT8},
-	{-1, 'i', false, false, AP_TYPE_NUMERIC},
-	{-1, 'i', false, false, AP_TYPE_TEXT},
+	{4, 'i', true, false, AP_TYPE_INT4, 0},
+	{8, 'd', true, false, AP_TYPE_INT8, 0},
+	{-1, 'i', false, false, AP_TYPE_NUMERIC, 0},
+	{-1, 'i', false, false, AP_TYPE_TEXT, 0},
 };
-static ApTupleDesc desc = {NATTS, cols};
+static ApTupleDesc desc = {NATTS, cols, 0};
 
 /* What the test side sums from shipped rows, per key. */
 typedef struct Totals

@@ -385,7 +385,7 @@ COAL(int rkind, int n, ActivePg__Expr **args)
  */
 #define NATTS 13
 static ApColumn cols[NATTS];
-static ApTupleDesc desc = {NATTS, cols};
+static ApTupleDesc desc = {NATTS, cols, 0};
 static ApValue vals[NATTS];
 static bool utf8 = true;
 

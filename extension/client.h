@@ -1,0 +1,133 @@
+/*
+ * client.h
+ *	  A backend's connections to the disk daemons (client.c): disk addresses
+ *	  (diskaddr.c),
+ *	  the per-scan connection set, framed send and receive, the mapping of a
+ *	  disk's errors to SQLSTATEs, and the short one-off connections of the
+ *	  monitoring functions (stats.c).
+ *
+ * Rules of this file: declarations only; every function that can fail either
+ * raises an ERROR with a SQLSTATE naming the disk, or (the "Try" and one-off
+ * variants, for monitoring) returns a failure with a message and never throws.
+ */
+#ifndef AP_CLIENT_H
+#define AP_CLIENT_H
+
+#include "active_pg.h"
+
+#include "storage/latch.h"
+
+/* ---------- disk addresses (diskaddr.c) ---------- */
+
+#define AP_ADDR_HOST_MAX			64
+
+/* One disk, from active_pg.disks or the launcher's socket directory. */
+typedef struct ApDiskAddr
+{
+	bool		is_tcp;
+	char		path[MAXPGPATH];	/* unix socket path (relative to DataDir or absolute) */
+	char		host[AP_ADDR_HOST_MAX];	/* tcp: IPv4 literal or "localhost" */
+	int			port;			/* tcp: 1..65535 */
+} ApDiskAddr;
+
+/*
+ * Parse an active_pg.disks value.  Returns the number of disks (0 for an
+ * empty list) or -1 with *errmsg set (a static string) on bad syntax.  out may
+ * be NULL to only validate (the GUC check hook does so); otherwise it has room
+ * for AP_NDISKS_MAX entries.  Never allocates, never throws.
+ */
+int			ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg);
+
+/* Human-readable address ("unix:active_pg/disk0.sock"), palloc'd. */
+char	   *ApDiskAddrString(const ApDiskAddr *addr);
+
+/* The disks of this backend (palloc'd array in *out); returns their number. */
+int			ApGetDiskAddrs(ApDiskAddr **out);
+
+/* Number of disks a scan would use now (0 if none is configured). */
+int			ApConfiguredDiskCount(void);
+
+/* ---------- disk connections (client.c) ---------- */
+
+/* One connection to one disk for one scan. */
+typedef struct ApDiskConn
+{
+	int			disk;			/* index 0..n-1 within the scan */
+	char	   *address;		/* for messages */
+	pgsocket	sock;
+	uint32		disk_id;		/* from HelloReply */
+	uint32		capabilities;	/* AP_CAP_* bits from HelloReply */
+	char	   *server_version; /* from HelloReply */
+
+	/* receive buffer: bytes [rstart, rend) not yet consumed */
+	char	   *rbuf;
+	size_t		rcap;
+	size_t		rstart;
+	size_t		rend;
+
+	bool		scanning;		/* ScanRequest sent, Done/Error not yet seen */
+	bool		done;			/* Done received */
+} ApDiskConn;
+
+/* All connections of one scan; lives in (and dies with) its memory context. */
+typedef struct ApConnSet
+{
+	MemoryContext cxt;			/* per-scan context; the callback closes sockets */
+	MemoryContextCallback cb;
+	ProtobufCAllocator allocator;	/* palloc/pfree in cxt */
+	int			nconns;
+	ApDiskConn *conns;
+	WaitEventSet *wes;			/* sockets, then MyLatch, then postmaster death */
+	int			wes_latch_pos;
+} ApConnSet;
+
+/* Connect to every configured disk and handshake; ERROR on failure. */
+ApConnSet  *ApConnectAll(MemoryContext cxt);
+
+/* Close all sockets of the set (idempotent; also run by the context callback). */
+void		ApCloseAll(ApConnSet *set);
+
+/* Send one frame, waiting (interruptibly) while the socket is full. */
+void		ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame);
+
+/*
+ * Read what the socket has without blocking.  Returns false once the socket
+ * would block.  EOF or a socket error raises ERRCODE_CONNECTION_FAILURE.
+ */
+bool		ApConnFill(ApDiskConn *conn);
+
+/*
+ * Next complete frame from the receive buffer, unpacked in the set's
+ * allocator, or NULL if the buffer holds no complete frame.
+ */
+ActivePg__Frame *ApConnNextFrame(ApConnSet *set, ApDiskConn *conn);
+void		ApFreeFrame(ApConnSet *set, ActivePg__Frame *frame);
+
+/*
+ * Wait up to ms (-1: no limit, 0: poll) for events (WL_SOCKET_*) on conn's
+ * socket or the latch; a latch wake-up is reset and interrupts are served.
+ * Returns WaitLatchOrSocket's result.
+ */
+int			ApConnWait(ApDiskConn *conn, int events, long ms);
+
+/* ---------- one-off requests to each disk (stats.c) ---------- */
+
+/* The configured disks as an unconnected set in cxt; *addrs gets their addresses. */
+ApConnSet  *ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs);
+/* Connect (no retry) and handshake with disk i; false with *err on failure. */
+bool		ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err);
+/* Close one connection's socket, if open. */
+void		ApConnClose(ApDiskConn *conn);
+/* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err). */
+int			ApConnTryFill(ApDiskConn *conn, char **err);
+/* Non-throwing ApConnNextFrame: 1 got *out, 0 need more, -1 malformed (*err). */
+int			ApConnTryNextFrame(ApConnSet *set, ApDiskConn *conn, ActivePg__Frame **out,
+							   char **err);
+
+/* The one mapping from a disk's Error to an ereport(ERROR) with SQLSTATE. */
+pg_attribute_noreturn() void ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err);
+
+/* ERRCODE_PROTOCOL_VIOLATION naming the disk. */
+pg_attribute_noreturn() void ApProtocolError(ApDiskConn *conn, const char *detail);
+
+#endif							/* AP_CLIENT_H */
