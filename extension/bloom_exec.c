@@ -374,6 +374,9 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 	uint64		dropped = 0;
 	bool		analyzed = es->analyze && bs->nfilters > 0 && bs->filters[0].builds > 0;
 
+	/* structured formats: a labelled array of filter objects (valid JSON) */
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainOpenGroup("Bloom Filters", "Bloom Filters", false, es);
 	for (int i = 0; i < bs->nfilters; i++)
 	{
 		ApBloomFilterState *f = &bs->filters[i];
@@ -418,6 +421,8 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 		}
 		ExplainCloseGroup("Bloom Filter", NULL, true, es);
 	}
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainCloseGroup("Bloom Filters", "Bloom Filters", false, es);
 	if (!analyzed)
 		return;
 

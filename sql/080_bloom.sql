@@ -58,6 +58,12 @@ SET active_pg.force_bloom = on;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = 'even';
 
+-- structured EXPLAIN formats stay well-formed with a Bloom filter (the
+-- filters are a labelled array of objects); explain_json is from 020_plans
+SELECT jsonb_typeof(j->0->'Plan'->'Plans'->0) AS plan_node,
+	jsonb_path_query_first(j, 'strict $.**."Bloom Filters"[0]."Bloom Filter"') AS bloom_filter
+FROM explain_json('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''') j;
+
 -- every key type, equal on and off (ap_check forces pushdown)
 SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i2 = ss.i2 WHERE ss.grp = ''even''');
 SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''');
