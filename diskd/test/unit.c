@@ -17,6 +17,7 @@
 
 #include "diskd.h"
 #include "testutil.h"
+#include "exprbuild.h"
 
 /* ---------------- helpers ---------------- */
 
@@ -835,112 +836,6 @@ test_visibility(void)
 /* ---------------- vm.c ---------------- */
 
 /* Every protobuf node built by the tests, freed at the end. */
-static void *arena[400000];
-static int	narena;
-
-/* Zeroed allocation recorded for tfree_all(). */
-static void *
-talloc(size_t n)
-{
-	void	   *p = calloc(1, n);
-
-	if (p == NULL || narena == (int) (sizeof(arena) / sizeof(arena[0])))
-	{
-		fprintf(stderr, "test arena exhausted\n");
-		exit(2);
-	}
-	arena[narena++] = p;
-	return p;
-}
-
-/* Free every test-built protobuf node. */
-static void
-tfree_all(void)
-{
-	while (narena > 0)
-		free(arena[--narena]);
-}
-
-/* Expr: attribute reference. */
-static ActivePg__Expr *
-E_var(int attno)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__Expr init = ACTIVE_PG__EXPR__INIT;
-
-	*e = init;
-	e->node_case = ACTIVE_PG__EXPR__NODE_VAR;
-	e->var = attno;
-	return e;
-}
-
-/* Expr: constant of a kind from raw datum bytes. */
-static ActivePg__Expr *
-E_const(int kind, const void *bytes, size_t len, bool isnull)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__Datum *d = talloc(sizeof(*d));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__Datum dinit = ACTIVE_PG__DATUM__INIT;
-
-	*e = einit;
-	*d = dinit;
-	d->isnull = isnull;
-	d->type_kind = (uint32_t) kind;
-	if (len > 0)
-	{
-		d->value.data = talloc(len);
-		memcpy(d->value.data, bytes, len);
-	}
-	d->value.len = len;
-	e->node_case = ACTIVE_PG__EXPR__NODE_KONST;
-	e->konst = d;
-	return e;
-}
-
-/* Expr: int2 constant. */
-static ActivePg__Expr *
-E_i2(int16_t v)
-{
-	return E_const(AP_TYPE_INT2, &v, 2, false);
-}
-
-/* Expr: int4 constant. */
-static ActivePg__Expr *
-E_i4(int32_t v)
-{
-	return E_const(AP_TYPE_INT4, &v, 4, false);
-}
-
-/* Expr: int8 constant. */
-static ActivePg__Expr *
-E_i8(int64_t v)
-{
-	return E_const(AP_TYPE_INT8, &v, 8, false);
-}
-
-/* Expr: float4 constant. */
-static ActivePg__Expr *
-E_f4(float v)
-{
-	return E_const(AP_TYPE_FLOAT4, &v, 4, false);
-}
-
-/* Expr: float8 constant. */
-static ActivePg__Expr *
-E_f8(double v)
-{
-	return E_const(AP_TYPE_FLOAT8, &v, 8, false);
-}
-
-/* Expr: bool constant. */
-static ActivePg__Expr *
-E_bool(bool v)
-{
-	unsigned char b = v ? 1 : 0;
-
-	return E_const(AP_TYPE_BOOL, &b, 1, false);
-}
 
 /* Expr: NULL constant of a kind. */
 static ActivePg__Expr *

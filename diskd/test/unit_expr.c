@@ -20,6 +20,7 @@
 
 #include "diskd.h"
 #include "testutil.h"
+#include "exprbuild.h"
 
 #define CHECK_STR(a, b) \
 	do { \
@@ -36,124 +37,23 @@
 
 /* ---------------- protobuf builders ---------------- */
 
-static void *arena[100000];
-static int	narena;
-
-/* Zeroed allocation recorded for tfree_all(). */
-static void *
-talloc(size_t n)
-{
-	void	   *p = calloc(1, n);
-
-	if (p == NULL || narena == (int) (sizeof(arena) / sizeof(arena[0])))
-	{
-		fprintf(stderr, "test arena exhausted\n");
-		exit(2);
-	}
-	arena[narena++] = p;
-	return p;
-}
-
-/* Free every test-built node. */
-static void
-tfree_all(void)
-{
-	while (narena > 0)
-		free(arena[--narena]);
-}
-
-/* Expr: attribute reference. */
-static ActivePg__Expr *
-V(int attno)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__Expr init = ACTIVE_PG__EXPR__INIT;
-
-	*e = init;
-	e->node_case = ACTIVE_PG__EXPR__NODE_VAR;
-	e->var = attno;
-	return e;
-}
-
-/* Expr: constant of a kind from raw datum bytes. */
-static ActivePg__Expr *
-K(int kind, const void *bytes, size_t len, bool isnull)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__Datum *d = talloc(sizeof(*d));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__Datum dinit = ACTIVE_PG__DATUM__INIT;
-
-	*e = einit;
-	*d = dinit;
-	d->isnull = isnull;
-	d->type_kind = (uint32_t) kind;
-	if (len > 0)
-	{
-		d->value.data = talloc(len);
-		memcpy(d->value.data, bytes, len);
-	}
-	d->value.len = len;
-	e->node_case = ACTIVE_PG__EXPR__NODE_KONST;
-	e->konst = d;
-	return e;
-}
-
-/* Integer, float, bool, date and timestamp constants. */
-static ActivePg__Expr *
-I2(int16_t v)
-{
-	return K(AP_TYPE_INT2, &v, 2, false);
-}
-
-static ActivePg__Expr *
-I4(int32_t v)
-{
-	return K(AP_TYPE_INT4, &v, 4, false);
-}
-
-static ActivePg__Expr *
-I8(int64_t v)
-{
-	return K(AP_TYPE_INT8, &v, 8, false);
-}
-
-static ActivePg__Expr *
-F4(float v)
-{
-	return K(AP_TYPE_FLOAT4, &v, 4, false);
-}
-
-static ActivePg__Expr *
-F8(double v)
-{
-	return K(AP_TYPE_FLOAT8, &v, 8, false);
-}
-
-static ActivePg__Expr *
-B(bool v)
-{
-	unsigned char b = v;
-
-	return K(AP_TYPE_BOOL, &b, 1, false);
-}
 
 static ActivePg__Expr *
 NUL(int kind)
 {
-	return K(kind, NULL, 0, true);
+	return E_const(kind, NULL, 0, true);
 }
 
 static ActivePg__Expr *
 D(int32_t days)
 {
-	return K(AP_TYPE_DATE, &days, 4, false);
+	return E_const(AP_TYPE_DATE, &days, 4, false);
 }
 
 static ActivePg__Expr *
 TS(int64_t us)
 {
-	return K(AP_TYPE_TIMESTAMP, &us, 8, false);
+	return E_const(AP_TYPE_TIMESTAMP, &us, 8, false);
 }
 
 /* Text-like constant (short varlena header). */
@@ -165,7 +65,7 @@ T(int kind, const char *s)
 
 	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
 	memcpy(buf + 1, s, n);
-	return K(kind, buf, n + 1, false);
+	return E_const(kind, buf, n + 1, false);
 }
 
 /*
@@ -264,7 +164,7 @@ N(const char *s)
 	uint32_t	hdr = (uint32_t) (n + 4) << 2;
 
 	memcpy(buf, &hdr, 4);
-	return K(AP_TYPE_NUMERIC, buf, n + 4, false);
+	return E_const(AP_TYPE_NUMERIC, buf, n + 4, false);
 }
 
 /* Expr: function call. */
@@ -689,7 +589,7 @@ test_numeric_arith(void)
 	setup();
 	/* SELECT 1.50 * 2 -> 3.00; 2.5::numeric(10,2) - 1 -> 1.50 */
 	CHECK_STR(ev(NMUL(N("1.50"), N("2"))), "3.00");
-	CHECK_STR(ev(NSUB(NTYP(N("2.5"), 10, 2), F1(AP_FN_CAST, AP_TYPE_NUMERIC, I4(1)))), "1.50");
+	CHECK_STR(ev(NSUB(NTYP(N("2.5"), 10, 2), F1(AP_FN_CAST, AP_TYPE_NUMERIC, E_i4(1)))), "1.50");
 	CHECK_STR(ev(NADD(N("0.1"), N("0.25"))), "0.35");
 	CHECK_STR(ev(NSUB(N("1"), N("1.000"))), "0.000");
 	CHECK_STR(ev(NADD(N("-0.5"), N("0.5"))), "0.0");
@@ -781,8 +681,8 @@ test_numeric_typmod(void)
 			  "Infinity");
 	CHECK_STR(ev(NTYP(N("0.00"), 1, 0)), "0");
 
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, I8(INT64_MIN))), "-9223372036854775808");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, I2(-7))), "-7");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, E_i8(INT64_MIN))), "-9223372036854775808");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, E_i2(-7))), "-7");
 	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, N("2.5"))), "3");
 	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, N("-2.5"))), "-3");
 	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, N("2147483647.49"))), "2147483647");
@@ -820,36 +720,36 @@ static void
 test_int_arith(void)
 {
 	setup();
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, I4(INT32_MAX), I4(1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT8, I4(INT32_MAX), I8(1))), "2147483648");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT2, I2(32767), I2(1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT2, I2(-32767), I2(1))), "-32768");
-	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT8, I8(INT64_MIN), I8(1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT8, I8(INT64_C(1) << 62), I4(2))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT4, I4(-65536), I4(32768))), "-2147483648");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT4, I4(65536), I4(32768))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, I4(-7), I4(2))), "-3");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, I4(7), I4(0))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, I4(INT32_MIN), I4(-1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT8, I4(INT32_MIN), I8(-1))), "2147483648");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT8, I8(INT64_MIN), I8(-1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT2, I2(-32768), I2(-1))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, I4(-7), I4(3))), "-1");
-	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, I4(7), I4(-3))), "1");
-	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT8, I8(INT64_MIN), I8(-1))), "0");
-	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, I4(7), I4(0))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT2, I2(-32768))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT8, I8(INT64_MIN))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT4, I4(5))), "-5");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, E_i4(INT32_MAX), E_i4(1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT8, E_i4(INT32_MAX), E_i8(1))), "2147483648");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT2, E_i2(32767), E_i2(1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT2, E_i2(-32767), E_i2(1))), "-32768");
+	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT8, E_i8(INT64_MIN), E_i8(1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT8, E_i8(INT64_C(1) << 62), E_i4(2))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT4, E_i4(-65536), E_i4(32768))), "-2147483648");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_INT4, E_i4(65536), E_i4(32768))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(-7), E_i4(2))), "-3");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(7), E_i4(0))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(INT32_MIN), E_i4(-1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT8, E_i4(INT32_MIN), E_i8(-1))), "2147483648");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT8, E_i8(INT64_MIN), E_i8(-1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_INT2, E_i2(-32768), E_i2(-1))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, E_i4(-7), E_i4(3))), "-1");
+	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, E_i4(7), E_i4(-3))), "1");
+	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT8, E_i8(INT64_MIN), E_i8(-1))), "0");
+	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_INT4, E_i4(7), E_i4(0))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT2, E_i2(-32768))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT8, E_i8(INT64_MIN))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_INT4, E_i4(5))), "-5");
 	/* casts: narrowing is range checked */
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, I4(32768))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, I4(-32768))), "-32768");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, I8(INT64_C(2147483648)))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT8, I2(-1))), "-1");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, E_i4(32768))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, E_i4(-32768))), "-32768");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_i8(INT64_C(2147483648)))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT8, E_i2(-1))), "-1");
 	/* NULL in, NULL out; FALLBACK wins over NULL (PostgreSQL evaluates both) */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, NUL(AP_TYPE_INT4), I4(1))), "NULL");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, NUL(AP_TYPE_INT4), E_i4(1))), "NULL");
 	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, NUL(AP_TYPE_INT4),
-					F2(AP_FN_DIV, AP_TYPE_INT4, I4(1), I4(0)))), "FALLBACK");
+					F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(1), E_i4(0)))), "FALLBACK");
 	/* computed comparison operands */
 	{
 		int32_t		x = 5;
@@ -857,12 +757,12 @@ test_int_arith(void)
 		vals[0].ptr = (const unsigned char *) &x;
 		vals[0].len = 4;
 		vals[0].isnull = false;
-		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, V(1), I4(1)), I8(5))), "t");
-		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_DIV, AP_TYPE_INT4, V(1), I4(0)), I8(5))), "FALLBACK");
+		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, E_var(1), E_i4(1)), E_i8(5))), "t");
+		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_DIV, AP_TYPE_INT4, E_var(1), E_i4(0)), E_i8(5))), "FALLBACK");
 		x = INT32_MAX;
-		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, V(1), I4(1)), I8(5))), "FALLBACK");
+		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, E_var(1), E_i4(1)), E_i8(5))), "FALLBACK");
 		vals[0].isnull = true;
-		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, V(1), I4(1)), I8(5))), "NULL");
+		CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_INT4, E_var(1), E_i4(1)), E_i8(5))), "NULL");
 	}
 	tfree_all();
 }
@@ -872,41 +772,41 @@ static void
 test_float_arith(void)
 {
 	setup();
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, F8(1e308), F8(10))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, F8(1e-300), F8(1e-300))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, F8(INFINITY), F8(2))), "inf");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, F8(0), F8(1e-300))), "0");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT8, F8(1e308), F8(1e308))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_FLOAT8, F8(INFINITY), F8(INFINITY))), "nan");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, F8(NAN), F8(0))), "nan");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, F8(1), F8(0))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, F8(1), F8(INFINITY))), "0");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, F8(1e-300), F8(1e300))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, F8(1e300), F8(1e-300))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT4, F4(3e38f), F4(10))), "FALLBACK");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT4, F4(1e-30f), F4(1e-30f))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, E_f8(1e308), E_f8(10))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, E_f8(1e-300), E_f8(1e-300))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, E_f8(INFINITY), E_f8(2))), "inf");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT8, E_f8(0), E_f8(1e-300))), "0");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT8, E_f8(1e308), E_f8(1e308))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_FLOAT8, E_f8(INFINITY), E_f8(INFINITY))), "nan");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, E_f8(NAN), E_f8(0))), "nan");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, E_f8(1), E_f8(0))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, E_f8(1), E_f8(INFINITY))), "0");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, E_f8(1e-300), E_f8(1e300))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_DIV, AP_TYPE_FLOAT8, E_f8(1e300), E_f8(1e-300))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT4, E_f4(3e38f), E_f4(10))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_FLOAT4, E_f4(1e-30f), E_f4(1e-30f))), "FALLBACK");
 	/* SELECT 1.1::float4 + 2.2::float4 -> 3.3000002 (float precision) */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT4, F4(1.1f), F4(2.2f))), "3.30000019");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT4, E_f4(1.1f), E_f4(2.2f))), "3.30000019");
 	/* SELECT 0.1::float4 + 0.1::float8 -> 0.20000000149011612 */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT8, F4(0.1f), F8(0.1))), "0.20000000149011612");
-	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_FLOAT8, F8(0))), "-0");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT8, E_f4(0.1f), E_f8(0.1))), "0.20000000149011612");
+	CHECK_STR(ev(F1(AP_FN_NEG, AP_TYPE_FLOAT8, E_f8(0))), "-0");
 	/* casts */
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, I8(16777217))), "16777216");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT8, I8((INT64_C(1) << 53) + 1))), "9007199254740992");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT8, F4(0.1f))), "0.10000000149011612");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, F8(2.5))), "2");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, F8(3.5))), "4");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, F8(-0.5))), "0");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, F8(2147483647.5))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, F8(-2147483648.4))), "-2147483648");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT8, F8(NAN))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, F4(32767.4f))), "32767");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, F8(1e300))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, F8(1e-300))), "FALLBACK");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, F8(INFINITY))), "inf");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, E_i8(16777217))), "16777216");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT8, E_i8((INT64_C(1) << 53) + 1))), "9007199254740992");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT8, E_f4(0.1f))), "0.10000000149011612");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_f8(2.5))), "2");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_f8(3.5))), "4");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_f8(-0.5))), "0");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_f8(2147483647.5))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT4, E_f8(-2147483648.4))), "-2147483648");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT8, E_f8(NAN))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_INT2, E_f4(32767.4f))), "32767");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, E_f8(1e300))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, E_f8(1e-300))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_FLOAT4, E_f8(INFINITY))), "inf");
 	/* computed float compares: NaN above everything */
-	CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_FLOAT, F2(AP_FN_SUB, AP_TYPE_FLOAT8, F8(INFINITY), F8(INFINITY)),
-					  F8(INFINITY))), "t");
+	CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_FLOAT, F2(AP_FN_SUB, AP_TYPE_FLOAT8, E_f8(INFINITY), E_f8(INFINITY)),
+					  E_f8(INFINITY))), "t");
 	tfree_all();
 }
 
@@ -949,15 +849,15 @@ test_dates(void)
 
 	setup();
 	CHECK_EQ(d29, 7364);		/* SELECT date '2020-02-29' - date '2000-01-01' */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(0), I4(1))), "1");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, I4(-1), D(0))), "-1");
-	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_DATE, D(0), I4(1))), "-1");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(INT32_MIN), I4(1))), "-2147483648");	/* -infinity */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(INT32_MAX), I4(-5))), "2147483647");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(2145031948), I4(1))), "FALLBACK");	/* 5874898-01-01 */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(2145031947), I4(1))), "2145031948");
-	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_DATE, D(-2451545), I4(1))), "FALLBACK");		/* before 4714-11-24 BC */
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(0), I4(INT32_MAX))), "FALLBACK");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(0), E_i4(1))), "1");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, E_i4(-1), D(0))), "-1");
+	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_DATE, D(0), E_i4(1))), "-1");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(INT32_MIN), E_i4(1))), "-2147483648");	/* -infinity */
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(INT32_MAX), E_i4(-5))), "2147483647");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(2145031948), E_i4(1))), "FALLBACK");	/* 5874898-01-01 */
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(2145031947), E_i4(1))), "2145031948");
+	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_DATE, D(-2451545), E_i4(1))), "FALLBACK");		/* before 4714-11-24 BC */
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(0), E_i4(INT32_MAX))), "FALLBACK");
 	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT4, D(10), D(3))), "7");
 	CHECK_STR(ev(F2(AP_FN_SUB, AP_TYPE_INT4, D(INT32_MAX), D(3))), "FALLBACK");
 
@@ -1011,7 +911,7 @@ test_dates(void)
 	CHECK_STR(ev(EXT(AP_FIELD_EPOCH, AP_TYPE_FLOAT8, TS(INT64_MIN))), "-inf");
 	CHECK_STR(ev(EXT(AP_FIELD_DAY, AP_TYPE_FLOAT8, TS(INT64_MIN))), "NULL");
 	/* timestamptz depends on the session's zone: not at the disk */
-	CHECK_STR(ev(EXT(AP_FIELD_YEAR, AP_TYPE_NUMERIC, V(13))), "ERR3");
+	CHECK_STR(ev(EXT(AP_FIELD_YEAR, AP_TYPE_NUMERIC, E_var(13))), "ERR3");
 
 	/* date_trunc: SELECT date_trunc('week', timestamp '2021-01-03 10:00') -> 2020-12-28 */
 	sprintf(buf, "%lld", (long long) ts_of(2020, 12, 28, 0, 0, 0, 0));
@@ -1036,7 +936,7 @@ test_dates(void)
 
 	/* date vs computed timestamp */
 	CHECK_STR(filt(OP(AP_OP_LT, AP_CMP_DATE_TS, D(0), F1(AP_FN_CAST, AP_TYPE_TIMESTAMP, D(1)))), "t");
-	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_DATE, F2(AP_FN_ADD, AP_TYPE_DATE, D(0), I4(31)), D(31))), "t");
+	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_DATE, F2(AP_FN_ADD, AP_TYPE_DATE, D(0), E_i4(31)), D(31))), "t");
 	tfree_all();
 }
 
@@ -1092,22 +992,22 @@ test_strings(void)
 	utf8 = true;
 
 	/* SELECT substring('héllo' from 2 for 3), ('hello' from -1 for 3), ('hello' from 0) */
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "h\xc3\xa9llo"), I4(2), I4(3))),
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "h\xc3\xa9llo"), E_i4(2), E_i4(3))),
 			  "'\xc3\xa9ll'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), I4(-1), I4(3))), "'h'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), I4(0), NULL)), "'hello'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), I4(3), NULL)), "'llo'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), I4(6), NULL)), "''");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), I4(2), I4(-1))), "FALLBACK");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), I4(-5), I4(3))), "''");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), I4(1), I4(INT32_MAX))),
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), E_i4(-1), E_i4(3))), "'h'");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), E_i4(0), NULL)), "'hello'");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), E_i4(3), NULL)), "'llo'");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "hello"), E_i4(6), NULL)), "''");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), E_i4(2), E_i4(-1))), "FALLBACK");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), E_i4(-5), E_i4(3))), "''");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), E_i4(1), E_i4(INT32_MAX))),
 			  "'hello'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), I4(INT32_MAX), I4(10))), "''");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "hello"), E_i4(INT32_MAX), E_i4(10))), "''");
 	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "\xe2\x82\xac\xe2\x82\xac"),
-					I4(2), I4(1))), "'\xe2\x82\xac'");
+					E_i4(2), E_i4(1))), "'\xe2\x82\xac'");
 	/* Q22: substring(c_phone from 1 for 2) of a bpchar */
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_BPCHAR, "13-555  "), I4(1), I4(2))), "'13'");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_BPCHAR, "ab  "), I4(1), I4(4))), "'ab'");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_BPCHAR, "13-555  "), E_i4(1), E_i4(2))), "'13'");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_BPCHAR, "ab  "), E_i4(1), E_i4(4))), "'ab'");
 
 	/* SELECT length('ab  '::char(4)), octet_length(...) -> 2, 4 */
 	CHECK_STR(ev(F1(AP_FN_LENGTH, AP_TYPE_INT4, T(AP_TYPE_BPCHAR, "ab  "))), "2");
@@ -1131,7 +1031,7 @@ test_strings(void)
 	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_TEXT, F1(AP_FN_CAST, AP_TYPE_TEXT, T(AP_TYPE_BPCHAR, "ab ")),
 					  T(AP_TYPE_TEXT, "ab"))), "t");
 	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_TEXT, FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, T(AP_TYPE_TEXT, "13-555"),
-											   I4(1), I4(2)), T(AP_TYPE_TEXT, "13"))), "t");
+											   E_i4(1), E_i4(2)), T(AP_TYPE_TEXT, "13"))), "t");
 	tfree_all();
 }
 
@@ -1145,58 +1045,58 @@ test_case_coalesce(void)
 
 	setup();
 	c[0] = NUL(AP_TYPE_BOOL);
-	c[1] = B(true);
-	r[0] = I4(1);
-	r[1] = I4(2);
-	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, I4(3))), "2");
-	c[1] = B(false);
-	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, I4(3))), "3");
+	c[1] = E_bool(true);
+	r[0] = E_i4(1);
+	r[1] = E_i4(2);
+	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, E_i4(3))), "2");
+	c[1] = E_bool(false);
+	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, E_i4(3))), "3");
 	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, NULL)), "NULL");
 	/* only the branch taken is evaluated */
-	c[0] = B(true);
-	r[1] = F2(AP_FN_DIV, AP_TYPE_INT4, I4(1), I4(0));
-	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, I4(3))), "1");
-	c[0] = B(false);
-	c[1] = B(true);
-	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, I4(3))), "FALLBACK");
+	c[0] = E_bool(true);
+	r[1] = F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(1), E_i4(0));
+	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, E_i4(3))), "1");
+	c[0] = E_bool(false);
+	c[1] = E_bool(true);
+	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, E_i4(3))), "FALLBACK");
 	/* a condition that falls back decides nothing */
-	c[0] = OP(AP_OP_EQ, AP_CMP_INT, F2(AP_FN_DIV, AP_TYPE_INT4, I4(1), I4(0)), I4(1));
-	r[1] = I4(2);
-	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, I4(3))), "FALLBACK");
+	c[0] = OP(AP_OP_EQ, AP_CMP_INT, F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(1), E_i4(0)), E_i4(1));
+	r[1] = E_i4(2);
+	CHECK_STR(ev(CASE(AP_TYPE_INT4, 2, c, r, E_i4(3))), "FALLBACK");
 	/* text branches of text and varchar; a CASE as a filter */
-	c[0] = B(false);
-	c[1] = B(true);
+	c[0] = E_bool(false);
+	c[1] = E_bool(true);
 	r[0] = T(AP_TYPE_TEXT, "a");
 	r[1] = T(AP_TYPE_VARCHAR, "bb");
 	CHECK_STR(ev(CASE(AP_TYPE_TEXT, 2, c, r, NULL)), "'bb'");
-	r[0] = B(false);
-	r[1] = B(true);
+	r[0] = E_bool(false);
+	r[1] = E_bool(true);
 	CHECK_STR(filt(CASE(AP_TYPE_BOOL, 2, c, r, NULL)), "t");
-	c[1] = B(false);
+	c[1] = E_bool(false);
 	CHECK_STR(filt(CASE(AP_TYPE_BOOL, 2, c, r, NULL)), "NULL");
 	/* numeric CASE (Q8/Q12/Q14 shape): CASE WHEN x THEN price * (1 - disc) ELSE 0 END */
-	c[0] = B(true);
+	c[0] = E_bool(true);
 	r[0] = NMUL(N("100.00"), NSUB(N("1"), N("0.06")));
 	CHECK_STR(ev(CASE(AP_TYPE_NUMERIC, 1, c, r, N("0"))), "94.0000");
 	/* kinds are checked */
-	r[0] = I8(1);
+	r[0] = E_i8(1);
 	CHECK_STR(ev(CASE(AP_TYPE_INT4, 1, c, r, NULL)), "ERR4");
-	c[0] = I4(1);
-	r[0] = I4(1);
+	c[0] = E_i4(1);
+	r[0] = E_i4(1);
 	CHECK_STR(ev(CASE(AP_TYPE_INT4, 1, c, r, NULL)), "ERR4");
 	CHECK_STR(ev(CASE(AP_TYPE_INT4, 0, c, r, NULL)), "ERR4");
 
 	a[0] = NUL(AP_TYPE_INT4);
-	a[1] = I4(2);
-	a[2] = F2(AP_FN_DIV, AP_TYPE_INT4, I4(1), I4(0));
+	a[1] = E_i4(2);
+	a[2] = F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(1), E_i4(0));
 	CHECK_STR(ev(COAL(AP_TYPE_INT4, 3, a)), "2");
 	CHECK_STR(ev(COAL(AP_TYPE_INT4, 1, a)), "NULL");
-	a[0] = F2(AP_FN_DIV, AP_TYPE_INT4, I4(1), I4(0));
+	a[0] = F2(AP_FN_DIV, AP_TYPE_INT4, E_i4(1), E_i4(0));
 	CHECK_STR(ev(COAL(AP_TYPE_INT4, 2, a)), "FALLBACK");
 	a[0] = NUL(AP_TYPE_NUMERIC);
 	a[1] = NMUL(N("1.5"), N("2"));
 	CHECK_STR(ev(COAL(AP_TYPE_NUMERIC, 2, a)), "3.0");
-	a[1] = I4(1);
+	a[1] = E_i4(1);
 	CHECK_STR(ev(COAL(AP_TYPE_NUMERIC, 2, a)), "ERR4");
 	CHECK_STR(ev(COAL(AP_TYPE_NUMERIC, 0, a)), "ERR4");
 	tfree_all();
@@ -1207,28 +1107,28 @@ static void
 test_compile(void)
 {
 	setup();
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, I4(1), F8(1))), "ERR3");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_OTHER, I4(1), I4(1))), "ERR3");
-	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT4, F4(1), F8(1))), "ERR3");
-	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_FLOAT8, F8(1), F8(1))), "ERR3");
-	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_DATE, D(1), I4(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_INT4, E_i4(1), E_f8(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_OTHER, E_i4(1), E_i4(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_FLOAT4, E_f4(1), E_f8(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_MOD, AP_TYPE_FLOAT8, E_f8(1), E_f8(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_MUL, AP_TYPE_DATE, D(1), E_i4(1))), "ERR3");
 	CHECK_STR(ev(F2(AP_FN_ADD, AP_TYPE_DATE, D(1), D(1))), "ERR3");
-	CHECK_STR(ev(F2(AP_FN_LIKE, AP_TYPE_BOOL, I4(1), T(AP_TYPE_TEXT, "x"))), "ERR3");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_DATE, I4(1))), "ERR3");
-	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, F8(1))), "ERR3");
+	CHECK_STR(ev(F2(AP_FN_LIKE, AP_TYPE_BOOL, E_i4(1), T(AP_TYPE_TEXT, "x"))), "ERR3");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_DATE, E_i4(1))), "ERR3");
+	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_NUMERIC, E_f8(1))), "ERR3");
 	CHECK_STR(ev(F1(AP_FN_CAST, AP_TYPE_TIMESTAMPTZ, D(1))), "ERR3");
-	CHECK_STR(ev(FN(99, AP_TYPE_INT4, 0, -1, 1, I4(1), NULL, NULL)), "ERR3");
+	CHECK_STR(ev(FN(99, AP_TYPE_INT4, 0, -1, 1, E_i4(1), NULL, NULL)), "ERR3");
 	CHECK_STR(ev(FN(AP_FN_NEG, AP_TYPE_INT4, 0, -1, 0, NULL, NULL, NULL)), "ERR3");
 	CHECK_STR(ev(FN(AP_FN_EXTRACT, AP_TYPE_NUMERIC, 12, -1, 1, D(1), NULL, NULL)), "ERR3");
 	CHECK_STR(ev(FN(AP_FN_EXTRACT, AP_TYPE_INT4, AP_FIELD_YEAR, -1, 1, D(1), NULL, NULL)), "ERR3");
-	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "x"), I8(1), NULL)), "ERR3");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 2, T(AP_TYPE_TEXT, "x"), E_i8(1), NULL)), "ERR3");
 	/* comparison families see the function's result kind */
-	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_FLOAT8, F8(1), F8(1)), I4(1))), "ERR4");
-	CHECK_STR(filt(F2(AP_FN_ADD, AP_TYPE_INT4, I4(1), I4(1))), "ERR4");
-	CHECK_STR(filt(F2(AP_FN_LIKE, AP_TYPE_BOOL, V(6), T(AP_TYPE_TEXT, "x"))), "NULL");
+	CHECK_STR(filt(OP(AP_OP_EQ, AP_CMP_INT, F2(AP_FN_ADD, AP_TYPE_FLOAT8, E_f8(1), E_f8(1)), E_i4(1))), "ERR4");
+	CHECK_STR(filt(F2(AP_FN_ADD, AP_TYPE_INT4, E_i4(1), E_i4(1))), "ERR4");
+	CHECK_STR(filt(F2(AP_FN_LIKE, AP_TYPE_BOOL, E_var(6), T(AP_TYPE_TEXT, "x"))), "NULL");
 	/* nesting depth is limited as before */
 	{
-		ActivePg__Expr *e = V(1);
+		ActivePg__Expr *e = E_var(1);
 
 		for (int i = 1; i < AP_MAX_EXPR_DEPTH; i++)
 			e = F1(AP_FN_NEG, AP_TYPE_INT4, e);
@@ -1259,11 +1159,11 @@ test_projection(void)
 	vals[0].ptr = (const unsigned char *) &i4;
 	vals[0].len = 4;
 	vals[0].isnull = false;
-	exprs[0] = F2(AP_FN_ADD, AP_TYPE_INT8, V(1), I8(2));		/* 42, int8 'd' */
+	exprs[0] = F2(AP_FN_ADD, AP_TYPE_INT8, E_var(1), E_i8(2));		/* 42, int8 'd' */
 	exprs[1] = F2(AP_FN_TEXTCAT, AP_TYPE_TEXT, T(AP_TYPE_TEXT, "a"), T(AP_TYPE_TEXT, "b"));
-	exprs[2] = F2(AP_FN_ADD, AP_TYPE_INT4, V(2), I4(1));		/* attr 2 NULL */
-	exprs[3] = F1(AP_FN_CAST, AP_TYPE_BOOL, I4(1));			/* replaced below */
-	exprs[3] = OP(AP_OP_GT, AP_CMP_INT, V(1), I4(3));			/* bool */
+	exprs[2] = F2(AP_FN_ADD, AP_TYPE_INT4, E_var(2), E_i4(1));		/* attr 2 NULL */
+	exprs[3] = F1(AP_FN_CAST, AP_TYPE_BOOL, E_i4(1));			/* replaced below */
+	exprs[3] = OP(AP_OP_GT, AP_CMP_INT, E_var(1), E_i4(3));			/* bool */
 	msg.project = proj;
 	msg.n_project = 1;
 	msg.project_exprs = exprs;
@@ -1302,7 +1202,7 @@ test_projection(void)
 	}
 	/* a projection that cannot be computed: the whole tuple falls back */
 	i4 = INT32_MAX;
-	exprs[0] = F2(AP_FN_ADD, AP_TYPE_INT4, V(1), I4(1));
+	exprs[0] = F2(AP_FN_ADD, AP_TYPE_INT4, E_var(1), E_i4(1));
 	ap_program_free(&prog);
 	CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
 	CHECK_EQ(ap_program_project(&prog, vals, ev4), AP_FALLBACK);
