@@ -59,8 +59,9 @@
  * first that is not true, so a row some early qual rejects never raises an
  * error in a later one.  The disk filters with its quals before the host
  * sees a row, so only the leading run of shippable quals in that order goes
- * to the disk; the first qual that must stay on the host keeps every later
- * one on the host as well.  The disk evaluates its AND left to right and
+ * to the disk; the first qual that must stay on the host and could raise a
+ * data-dependent error (one that is not leakproof) keeps every later one on
+ * the host as well; leakproof host quals can be overtaken.  The disk evaluates its AND left to right and
  * hands the row back at the first argument it cannot compute (diskd/vm.c),
  * and the host re-checks handed-back rows against all quals in the original
  * order: errors are then PostgreSQL's own, on the same rows.
@@ -1162,10 +1163,17 @@ ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictin
 {
 	int64		program_nodes = 1;	/* the AND joining the disk quals */
 	bool		on_disk = true;
+	bool		secured = false;
 	ListCell   *lc;
 
 	*disk = NIL;
 	*host = NIL;
+
+	foreach(lc, restrictinfos)
+	{
+		if (lfirst_node(RestrictInfo, lc)->security_level > 0)
+			secured = true;
+	}
 
 	foreach(lc, ap_order_quals(root, restrictinfos))
 	{
@@ -1187,7 +1195,15 @@ ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictin
 		}
 		else
 		{
-			on_disk = false;
+			/*
+			 * A host qual that cannot raise a data-dependent error (only
+			 * leakproof functions over the row) may be overtaken: a row it
+			 * would reject can make no later qual fail on the host, and rows
+			 * the disk hands back are re-checked in the original order.  Under
+			 * row-level security keep the strict prefix rule.
+			 */
+			if (secured || contain_leaked_vars((Node *) ri->clause))
+				on_disk = false;
 			*host = lappend(*host, ri);
 		}
 	}
