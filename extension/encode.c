@@ -40,6 +40,9 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/date.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 
 #include "active_pg.h"
@@ -342,17 +345,158 @@ ap_encode_case(CaseExpr *ce, ApEncodeContext *ctx)
 	return ap_case(ApTypeKindOf(ce->casetype), conds, results, nwhens, defresult);
 }
 
+/* The value of a Var-free expression (Params, stable functions), now. */
+static Datum
+ap_host_value(Node *node, ApEncodeContext *ctx, bool *isnull)
+{
+	ExprState  *state;
+
+	state = ExecInitExpr((Expr *) node, ctx->parent);
+	return ExecEvalExprSwitchContext(state, ctx->econtext, isnull);
+}
+
 /* Evaluate a Var-free expression now (Params, stable functions) as a constant. */
 static ActivePg__Expr *
 ap_encode_host_value(Node *node, ApEncodeContext *ctx)
 {
-	ExprState  *state;
 	Datum		value;
 	bool		isnull;
 
-	state = ExecInitExpr((Expr *) node, ctx->parent);
-	value = ExecEvalExprSwitchContext(state, ctx->econtext, &isnull);
+	value = ap_host_value(node, ctx, &isnull);
 	return ap_konst(exprType(node), value, isnull);
+}
+
+/* A date comparison of an encoded date against a date constant. */
+static ActivePg__Expr *
+ap_date_comparison(ApOp op, ActivePg__Expr *date, DateADT bound)
+{
+	Oid			funcid;
+
+	switch (op)
+	{
+		case AP_OP_EQ:
+			funcid = F_DATE_EQ;
+			break;
+		case AP_OP_NE:
+			funcid = F_DATE_NE;
+			break;
+		case AP_OP_LT:
+			funcid = F_DATE_LT;
+			break;
+		case AP_OP_LE:
+			funcid = F_DATE_LE;
+			break;
+		case AP_OP_GT:
+			funcid = F_DATE_GT;
+			break;
+		case AP_OP_GE:
+			funcid = F_DATE_GE;
+			break;
+		default:
+			elog(ERROR, "unexpected comparison %d in ActiveScan disk qual", (int) op);
+	}
+	return ap_comparison(funcid, date, ap_konst(DATEOID, DateADTGetDatum(bound), false));
+}
+
+/*
+ * date op timestamptz (either order; shippable.c ap_datetz_shippable) as a
+ * date comparison, because the disk cannot cast date to timestamptz: that
+ * depends on the session TimeZone, which is fixed here, at scan start.
+ *
+ * Let f be that cast (local midnight), as PostgreSQL's cross-type comparison
+ * sees it: non-decreasing, dates past the timestamp range sitting just inside
+ * +-infinity.  With c the timestamptz value, D the largest date with
+ * f(D) <= c and exact meaning f(D) = c, every date d > D has f(d) > c, so
+ *
+ *	f(d) <  c  <=>  exact ? d <  D : d <= D
+ *	f(d) <= c  <=>  d <= D
+ *	f(d) >  c  <=>  d >  D
+ *	f(d) >= c  <=>  exact ? d >= D : d >  D
+ *	f(d) =  c  <=>  exact ? d =  D : never
+ *	f(d) <> c  <=>  exact ? d <> D : always
+ *
+ * "never" and "always" must still be NULL for a NULL d: d < -infinity and
+ * d <= infinity are.  For infinite c, D is the same infinity and exact holds.
+ */
+static ActivePg__Expr *
+ap_encode_datetz(OpExpr *op, ApOp apop, bool date_left, ApEncodeContext *ctx)
+{
+	Node	   *datearg = date_left ? linitial(op->args) : lsecond(op->args);
+	Node	   *tzarg = date_left ? lsecond(op->args) : linitial(op->args);
+	ActivePg__Expr *date = ap_encode(datearg, ctx);
+	Datum		value;
+	bool		isnull;
+	TimestampTz c;
+	DateADT		d;
+	bool		exact;
+
+	if (IsA(tzarg, Const))
+	{
+		value = ((Const *) tzarg)->constvalue;
+		isnull = ((Const *) tzarg)->constisnull;
+	}
+	else
+		value = ap_host_value(tzarg, ctx, &isnull);
+
+	/* the functions are strict: a NULL c makes every row's result NULL */
+	if (isnull)
+		return ap_comparison(F_DATE_EQ, date, ap_konst(DATEOID, (Datum) 0, true));
+	c = DatumGetTimestampTz(value);
+
+	/* c op f(d) is f(d) op' c with the operator commuted */
+	if (!date_left)
+	{
+		switch (apop)
+		{
+			case AP_OP_LT:
+				apop = AP_OP_GT;
+				break;
+			case AP_OP_LE:
+				apop = AP_OP_GE;
+				break;
+			case AP_OP_GT:
+				apop = AP_OP_LT;
+				break;
+			case AP_OP_GE:
+				apop = AP_OP_LE;
+				break;
+			default:
+				break;
+		}
+	}
+
+	/*
+	 * c's local date is D, except when c precedes an ambiguous local midnight
+	 * that PostgreSQL resolves to its later instant (fall-back at midnight):
+	 * then f(D) > c and the answer is the day before.
+	 */
+	d = DatumGetDateADT(DirectFunctionCall1(timestamptz_date, TimestampTzGetDatum(c)));
+	while (date_cmp_timestamptz_internal(d, c) > 0)
+		d--;
+	exact = date_cmp_timestamptz_internal(d, c) == 0;
+
+	switch (apop)
+	{
+		case AP_OP_LT:
+			return ap_date_comparison(exact ? AP_OP_LT : AP_OP_LE, date, d);
+		case AP_OP_LE:
+			return ap_date_comparison(AP_OP_LE, date, d);
+		case AP_OP_GT:
+			return ap_date_comparison(AP_OP_GT, date, d);
+		case AP_OP_GE:
+			return ap_date_comparison(exact ? AP_OP_GE : AP_OP_GT, date, d);
+		case AP_OP_EQ:
+			if (exact)
+				return ap_date_comparison(AP_OP_EQ, date, d);
+			return ap_date_comparison(AP_OP_LT, date, DATEVAL_NOBEGIN);
+		case AP_OP_NE:
+			if (exact)
+				return ap_date_comparison(AP_OP_NE, date, d);
+			return ap_date_comparison(AP_OP_LE, date, DATEVAL_NOEND);
+		default:
+			elog(ERROR, "unexpected comparison %d in ActiveScan disk qual", (int) apop);
+	}
+	return NULL;				/* keep compiler quiet */
 }
 
 /* Combine per-element comparisons of an ANY/ALL into OR/AND (or a constant). */
@@ -454,11 +598,15 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 			{
 				OpExpr	   *op = (OpExpr *) node;
 				const ApFunction *f;
+				ApOp		apop;
+				bool		date_left;
 
 				/* the same order of decisions as shippable.c's walker */
 				if (ApIsHostConstant(node))
 					return ap_encode_host_value(node, ctx);
 				set_opfuncid(op);
+				if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
+					return ap_encode_datetz(op, apop, date_left, ctx);
 				f = ApLookupFunction(op->opfuncid);
 				if (f != NULL)
 					return ap_encode_function(f, op->args, op->opresulttype, ctx);

@@ -146,6 +146,36 @@ static const ApOperator ap_operators[] = {
 	AP_OPS6(BPCHAR, , AP_CMP_BPCHAR),
 };
 
+/*
+ * date vs timestamptz.  Casting date to timestamptz depends on the session
+ * TimeZone, which the disk does not know, so the disk never compares the two;
+ * instead encode.c rewrites each comparison, when the scan starts, into a
+ * plain date comparison (AP_CMP_DATE) against a boundary date computed in the
+ * session's TimeZone.  That needs the timestamptz side's value then, so it
+ * must be a Const, a Param or a host constant (ap_datetz_shippable).
+ */
+typedef struct ApDateTzOperator
+{
+	Oid			funcid;
+	ApOp		op;
+	bool		date_left;		/* date is the first argument */
+} ApDateTzOperator;
+
+static const ApDateTzOperator ap_datetz_operators[] = {
+	{F_DATE_EQ_TIMESTAMPTZ, AP_OP_EQ, true},
+	{F_DATE_NE_TIMESTAMPTZ, AP_OP_NE, true},
+	{F_DATE_LT_TIMESTAMPTZ, AP_OP_LT, true},
+	{F_DATE_LE_TIMESTAMPTZ, AP_OP_LE, true},
+	{F_DATE_GT_TIMESTAMPTZ, AP_OP_GT, true},
+	{F_DATE_GE_TIMESTAMPTZ, AP_OP_GE, true},
+	{F_TIMESTAMPTZ_EQ_DATE, AP_OP_EQ, false},
+	{F_TIMESTAMPTZ_NE_DATE, AP_OP_NE, false},
+	{F_TIMESTAMPTZ_LT_DATE, AP_OP_LT, false},
+	{F_TIMESTAMPTZ_LE_DATE, AP_OP_LE, false},
+	{F_TIMESTAMPTZ_GT_DATE, AP_OP_GT, false},
+	{F_TIMESTAMPTZ_GE_DATE, AP_OP_GE, false},
+};
+
 #define AP_ARITH(prefix) \
 	{F_##prefix##PL, AP_FN_ADD, 0}, \
 	{F_##prefix##MI, AP_FN_SUB, 0}, \
@@ -343,6 +373,22 @@ ApLookupOperator(Oid funcid, ApOp *op, ApCmp *cmp)
 		{
 			*op = ap_operators[i].op;
 			*cmp = ap_operators[i].cmp;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Look up a date-vs-timestamptz comparison that encode.c rewrites. */
+bool
+ApLookupDateTzOperator(Oid funcid, ApOp *op, bool *date_left)
+{
+	for (int i = 0; i < lengthof(ap_datetz_operators); i++)
+	{
+		if (ap_datetz_operators[i].funcid == funcid)
+		{
+			*op = ap_datetz_operators[i].op;
+			*date_left = ap_datetz_operators[i].date_left;
 			return true;
 		}
 	}
@@ -585,6 +631,33 @@ ap_comparison_ok(Oid funcid, Oid inputcollid, ApTypeKind left, ApTypeKind right)
 	if (!ap_args_fit(cmp, left, right))
 		return false;
 	return ap_collation_ok(op, cmp, inputcollid);
+}
+
+/*
+ * date op timestamptz (either order): the date side any shippable date
+ * expression, the timestamptz side a value the host knows when the scan
+ * starts, so that encode.c can turn it into a boundary date.  The encoding
+ * is one date comparison against one constant: the same shape, depth and
+ * node count as a shipped comparison.
+ */
+static bool
+ap_datetz_shippable(OpExpr *op, bool date_left, ApShipContext *ctx)
+{
+	Node	   *tzarg;
+	ApTypeKind	left;
+	ApTypeKind	right;
+
+	if (list_length(op->args) != 2)
+		return false;
+	tzarg = date_left ? lsecond(op->args) : linitial(op->args);
+	if (!IsA(tzarg, Const) && !IsA(tzarg, Param) && !ApIsHostConstant(tzarg))
+		return false;
+	if (!ap_arg_shippable(linitial(op->args), ctx, &left, 1) ||
+		!ap_arg_shippable(lsecond(op->args), ctx, &right, 1))
+		return false;
+	if (date_left)
+		return left == AP_TYPE_DATE && right == AP_TYPE_TIMESTAMPTZ;
+	return left == AP_TYPE_TIMESTAMPTZ && right == AP_TYPE_DATE;
 }
 
 /* x op ANY/ALL (array): constant array or ARRAY[...] of shippable elements. */
@@ -925,6 +998,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 				ApTypeKind	right;
 				ApOp		apop;
 				ApCmp		apcmp;
+				bool		date_left;
 
 				/* Var-free: evaluated by the host at scan start */
 				if (ApIsHostConstant(node))
@@ -933,6 +1007,12 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 					return *kind != AP_TYPE_OTHER;
 				}
 				set_opfuncid(op);
+				/* rewritten by encode.c into a date comparison */
+				if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
+				{
+					*kind = AP_TYPE_BOOL;
+					return ap_datetz_shippable(op, date_left, ctx);
+				}
 				if (!ApLookupOperator(op->opfuncid, &apop, &apcmp))
 					return ap_function_shippable(op->opfuncid, op->args, op->inputcollid,
 												 op->opresulttype, ctx, kind);

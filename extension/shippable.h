@@ -21,6 +21,12 @@
 /* (op, cmp) of a whitelisted comparison function; false if not whitelisted. */
 bool		ApLookupOperator(Oid funcid, ApOp *op, ApCmp *cmp);
 
+/*
+ * (op, which side is the date) of a date-vs-timestamptz comparison, which
+ * encode.c rewrites into a date comparison; false for any other function.
+ */
+bool		ApLookupDateTzOperator(Oid funcid, ApOp *op, bool *date_left);
+
 /* Flags of a whitelisted value-producing function (ApFunction.flags). */
 #define AP_F_CHARS			0x01	/* counts characters: UTF8/SQL_ASCII only */
 #define AP_F_COLL_C			0x02	/* ctype must be C (ASCII case folding) */

@@ -202,3 +202,38 @@ SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMM
 	SELECT id FROM ex WHERE id <= 100 AND md5(tx) < ''8''') AS line
 WHERE line ~ 'ActiveScan|Filter';
 RESET active_pg.force_pushdown;
+
+-- date vs timestamptz: rewritten at scan start into date comparisons in the
+-- session's TimeZone; every operator in both orders, constants at and off
+-- local midnight, infinities, a Param and now()
+CREATE FUNCTION ap_check_datetz() RETURNS TABLE (o text, results text)
+LANGUAGE sql AS $$
+	SELECT o, string_agg(c || ': ' || ap_check(format('SELECT id FROM ex_edge WHERE %s',
+			replace(replace(o, 'C', quote_literal(c) || '::timestamptz'), 'D', 'd'))), ', '
+		ORDER BY c)
+	FROM (VALUES ('D < C'), ('D <= C'), ('D = C'), ('D <> C'), ('D > C'), ('D >= C'),
+		('C < D'), ('C <= D'), ('C = D'), ('C <> D'), ('C > D'), ('C >= D'),
+		('D + 1 = C')) ops(o),
+		(VALUES ('1995-01-02 00:00'), ('1995-01-02 00:00+02'), ('1996-03-10 12:34:56.789'),
+		('infinity'), ('-infinity')) cs(c)
+	GROUP BY o ORDER BY o
+$$;
+PREPARE datetz(timestamptz) AS SELECT id FROM ex_edge WHERE d >= $1 AND $1 > d - 400;
+SET plan_cache_mode = force_generic_plan;
+SET TimeZone = 'UTC';
+SELECT * FROM ap_check_datetz();
+SELECT ap_check('EXECUTE datetz(''1995-01-02 00:00'')'), ap_check('EXECUTE datetz(''1995-01-02 07:00'')');
+SELECT ap_check('SELECT id FROM ex_edge WHERE d < now() AND now() >= d');
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE d < timestamptz '1995-01-01 00:00+02' AND d >= now();
+RESET active_pg.force_pushdown;
+SET TimeZone = 'America/New_York';
+SELECT * FROM ap_check_datetz();
+SELECT ap_check('EXECUTE datetz(''1995-01-02 00:00'')'), ap_check('EXECUTE datetz(''1995-01-02 07:00'')');
+EXPLAIN (COSTS OFF) EXECUTE datetz('1995-01-02 00:00');
+SET TimeZone = 'Asia/Tehran';
+SELECT * FROM ap_check_datetz();
+RESET TimeZone;
+RESET plan_cache_mode;
+DEALLOCATE datetz;
+DROP FUNCTION ap_check_datetz();
