@@ -85,6 +85,7 @@ typedef struct Scan
 	uint32_t	need_sorted[SCAN_MAX_ITEMS * 2];
 	uint8_t		need_seen[SCAN_MAX_ITEMS * 2];
 	uint8_t		vis[SCAN_MAX_ITEMS + 1];	/* ApVis per offset number */
+	ApTupleHeader hdrs[SCAN_MAX_ITEMS + 1]; /* headers read deciding vis[] */
 
 	ActivePg__ScanStats stats;
 
@@ -340,7 +341,7 @@ decide_page_visibility(Scan *s, const unsigned char *page, int nitems)
 		for (off = 1; off <= nitems; off++)
 		{
 			const unsigned char *tup;
-			ApTupleHeader hdr;
+			ApTupleHeader *hdr = &s->hdrs[off];
 			unsigned	flags;
 			uint32_t	len;
 			uint32_t	xid = 0;
@@ -349,12 +350,12 @@ decide_page_visibility(Scan *s, const unsigned char *page, int nitems)
 			tup = page_tuple(page, off, &flags, &len);
 			if (flags != AP_LP_NORMAL)
 				continue;
-			if (tup == NULL || ap_tuple_header(tup, len, &hdr) != AP_OK)
+			if (tup == NULL || ap_tuple_header(tup, len, hdr) != AP_OK)
 			{
 				s->vis[off] = SCAN_VIS_BAD_HEADER;
 				continue;
 			}
-			v = ap_tuple_visibility(&hdr, &s->snap, &s->cache, &xid);
+			v = ap_tuple_visibility(hdr, &s->snap, &s->cache, &xid);
 			s->vis[off] = (uint8_t) v;
 			if (v == AP_VIS_NEED_XID)
 				need_xid(s, xid);
@@ -413,6 +414,33 @@ aggregate_tuple(Scan *s, uint32_t blkno, int off)
 	return 0;
 }
 
+/* Items ahead of the current one whose tuples scan_page prefetches. */
+#define SCAN_PREFETCH_AHEAD		4
+
+/*
+ * Start loading the tuple at line pointer off into the cache: the scan is
+ * bound by the first touch of each tuple's header and data, and the lines
+ * of the next few tuples load while this one is evaluated.  Only a hint:
+ * any offset within the page is harmless, page_tuple still validates.
+ */
+static inline void
+prefetch_tuple(const unsigned char *page, int off, int nitems)
+{
+	unsigned	flags;
+	unsigned	lp_off;
+	unsigned	lp_len;
+
+	if (off > nitems)
+		return;
+	ap_page_item(page, off, &flags, &lp_off, &lp_len);
+	if (flags != AP_LP_NORMAL || lp_off >= AP_BLCKSZ)
+		return;
+	if (lp_len > AP_BLCKSZ - lp_off)
+		lp_len = AP_BLCKSZ - lp_off;
+	for (unsigned o = 0; o < lp_len; o += 64)
+		__builtin_prefetch(page + lp_off + o);
+}
+
 /* Visibility, decoding, filter and projection of one page. */
 static int
 scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
@@ -435,27 +463,42 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 	if (!all_visible && decide_page_visibility(s, page, nitems) < 0)
 		return -1;
 
+	for (off = 1; off <= SCAN_PREFETCH_AHEAD; off++)
+		prefetch_tuple(page, off, nitems);
 	for (off = 1; off <= nitems; off++)
 	{
 		const unsigned char *tup;
-		ApTupleHeader hdr;
+		ApTupleHeader hdrbuf;
+		const ApTupleHeader *hdr;
 		unsigned	flags;
 		uint32_t	len;
 		ApTri		pass;
 		int			v;
 
+		prefetch_tuple(page, off + SCAN_PREFETCH_AHEAD, nitems);
 		tup = page_tuple(page, off, &flags, &len);
 		if (flags != AP_LP_NORMAL)
 			continue;
 		s->stats.tuples_seen++;
-		if (tup == NULL || ap_tuple_header(tup, len, &hdr) != AP_OK)
+		/* PD_ALL_VISIBLE: every tuple is visible to every snapshot still running */
+		if (all_visible)
+		{
+			hdr = &hdrbuf;
+			v = (tup == NULL || ap_tuple_header(tup, len, &hdrbuf) != AP_OK) ?
+				SCAN_VIS_BAD_HEADER : AP_VIS_VISIBLE;
+		}
+		else
+		{
+			/* decide_page_visibility read this header already: no second read */
+			hdr = &s->hdrs[off];
+			v = s->vis[off];
+		}
+		if (v == SCAN_VIS_BAD_HEADER)
 		{
 			if (fallback_tid(s, blkno, off) < 0)
 				return -1;
 			continue;
 		}
-		/* PD_ALL_VISIBLE: every tuple is visible to every snapshot still running */
-		v = all_visible ? AP_VIS_VISIBLE : s->vis[off];
 		if (v == AP_VIS_INVISIBLE)
 			continue;
 		if (v != AP_VIS_VISIBLE)
@@ -469,7 +512,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		/* the join's filter first: most rows of a selective join end here */
 		if (s->blooms.nfilters > 0)
 		{
-			if (ap_tuple_deform(&s->desc, tup, len, &hdr, s->blooms.max_attno,
+			if (ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
 								s->values) != AP_OK)
 			{
 				if (fallback_tid(s, blkno, off) < 0)
@@ -484,7 +527,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			}
 		}
 		if (s->prog.max_attno > (s->blooms.nfilters > 0 ? s->blooms.max_attno : 0) &&
-			ap_tuple_deform(&s->desc, tup, len, &hdr, s->prog.max_attno, s->values) != AP_OK)
+			ap_tuple_deform(&s->desc, tup, len, hdr, s->prog.max_attno, s->values) != AP_OK)
 		{
 			if (fallback_tid(s, blkno, off) < 0)
 				return -1;

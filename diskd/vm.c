@@ -56,6 +56,19 @@ typedef enum ApNodeKind
 	N_COALESCE
 } ApNodeKind;
 
+/*
+ * Comparisons of a column with a non-null constant, specialised at compile
+ * time so the hot filter path skips the generic value machinery.
+ */
+typedef enum ApFastCmp
+{
+	FC_NONE = 0,
+	FC_INT,						/* int/date/timestamp/bool column vs integer constant */
+	FC_DATE_TS,					/* date column vs timestamp constant */
+	FC_FLOAT,					/* float column vs float constant */
+	FC_NUMERIC					/* numeric column vs finite fixed-point constant */
+} ApFastCmp;
+
 /* One node of a compiled expression. */
 typedef struct ApNode
 {
@@ -74,6 +87,11 @@ typedef struct ApNode
 	ApValue		konst;			/* N_CONST: points into its own copy */
 	ApVal		kval;			/* N_CONST: its value, decoded once at compile */
 	uint8_t		kev;			/* N_CONST: ApEv of kval */
+	uint8_t		fast;			/* N_OP: ApFastCmp, Var vs Const specialisation */
+	uint8_t		fmask;			/* N_OP fast: result bits for c < 0, = 0, > 0 */
+	int64_t		fconst;			/* N_OP fast integer-like: the constant, converted */
+	const struct ApNode *fvar;	/* N_OP fast: the Var argument */
+	const struct ApNode *fkonst;	/* N_OP fast: the Const argument */
 	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
 	uint32_t	hash;			/* structural hash (common subexpressions) */
 	struct ApNode **args;
@@ -588,6 +606,95 @@ compile_coalesce(CompileCtx *cx, const ActivePg__CoalesceExpr *ce, ApNode *n, in
 	return 0;
 }
 
+/* Result bits of an operator for c < 0, c = 0, c > 0 (bits 0, 1, 2). */
+static uint8_t
+op_mask(int op)
+{
+	switch (op)
+	{
+		case AP_OP_EQ:
+			return 2;
+		case AP_OP_NE:
+			return 5;
+		case AP_OP_LT:
+			return 1;
+		case AP_OP_LE:
+			return 3;
+		case AP_OP_GT:
+			return 4;
+		default:
+			return 6;
+	}
+}
+
+/*
+ * Mark a comparison of a column with a non-null constant for eval_fast.  The
+ * constant evaluates to a value without side effects, so reading only the
+ * column (the operator mirrored when the constant came first) gives
+ * eval_op's result; a constant that would fall back keeps the generic path.
+ */
+static void
+specialise_op(ApNode *n)
+{
+	const ApNode *var = n->args[0];
+	const ApNode *k = n->args[1];
+	uint8_t		mask = op_mask(n->op);
+
+	if (var->kind == N_CONST && k->kind == N_VAR)
+	{
+		const ApNode *t = var;
+
+		var = k;
+		k = t;
+		/* cmp(const, var) = -cmp(var, const): swap the < and > bits */
+		mask = (uint8_t) ((mask & 2) | ((mask & 1) << 2) | ((mask & 4) >> 2));
+	}
+	if (var->kind != N_VAR || k->kind != N_CONST || k->konst.isnull ||
+		k->kev != AP_EV_VALUE)
+		return;
+
+	switch (n->cmp)
+	{
+		case AP_CMP_INT:
+		case AP_CMP_DATE:
+		case AP_CMP_TS:
+		case AP_CMP_BOOL:
+			n->fast = FC_INT;
+			n->fconst = k->kval.u.i;
+			break;
+		case AP_CMP_DATE_TS:
+			if (var->type_kind == AP_TYPE_DATE)
+			{
+				/* the column's date converts per tuple (it may fall back) */
+				n->fast = FC_DATE_TS;
+				n->fconst = k->kval.u.i;
+			}
+			else
+			{
+				int64_t		ts;
+
+				if (!ap_vm_date_to_ts((int32_t) k->kval.u.i, &ts))
+					return;
+				n->fast = FC_INT;
+				n->fconst = ts;
+			}
+			break;
+		case AP_CMP_FLOAT:
+			n->fast = FC_FLOAT;
+			break;
+		case AP_CMP_NUMERIC:
+			if (k->kval.nform != AP_NF_FIXED)
+				return;
+			n->fast = FC_NUMERIC;
+			break;
+		default:
+			return;
+	}
+	n->fmask = mask;
+	n->fvar = var;
+	n->fkonst = k;
+}
+
 /* Compile one protobuf Expr (recursively) into *out. */
 static int
 compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
@@ -692,6 +799,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 					return compile_error(cx, AP_ERR_BAD_REQUEST,
 										 "comparison %u does not accept type kinds %d and %d",
 										 op->cmp, ka, kb);
+				specialise_op(n);
 				return 0;
 			}
 
@@ -1347,6 +1455,89 @@ apply_op(int op, int c)
 	return r ? AP_TRUE : AP_FALSE;
 }
 
+/*
+ * A comparison specialised by specialise_op: the column is read straight
+ * from its datum (numeric through its memo slot, decoded once per tuple) and
+ * compared with the pre-decoded constant, exactly as eval_op would.
+ */
+static inline ApTri
+eval_fast(const ApNode *n, ApEvalCtx *cx)
+{
+	const ApNode *var = n->fvar;
+	const ApValue *v;
+	int			c;
+
+	if (n->fast == FC_NUMERIC)
+	{
+		ApVal		a;
+		ApEv		r = eval_value(var, cx, &a);
+
+		if (r != AP_EV_VALUE)
+			return r == AP_EV_NULL ? AP_NULL : AP_TRI_FALLBACK;
+		if (a.nform == AP_NF_FIXED)
+			c = ap_fixed_cmp(&a.u.fx, &n->fkonst->kval.u.fx);
+		else if (ap_vm_numeric_cmp(&a, &n->fkonst->kval, &c) != AP_EV_VALUE)
+			return AP_TRI_FALLBACK;
+	}
+	else
+	{
+		v = &cx->values[var->attno - 1];
+		if (v->isnull)
+			return AP_NULL;
+		if (n->fast == FC_FLOAT)
+		{
+			double		x;
+
+			if (var->type_kind == AP_TYPE_FLOAT4)
+			{
+				float		f;
+
+				memcpy(&f, v->ptr, sizeof(f));
+				x = f;
+			}
+			else
+				memcpy(&x, v->ptr, sizeof(x));
+			c = cmp_double(x, val_double(&n->fkonst->kval));
+		}
+		else
+		{
+			int64_t		x;
+
+			switch (var->type_kind)
+			{
+				case AP_TYPE_BOOL:
+					x = v->ptr[0] != 0;
+					break;
+				case AP_TYPE_INT2:
+					{
+						int16_t		y;
+
+						memcpy(&y, v->ptr, sizeof(y));
+						x = y;
+						break;
+					}
+				case AP_TYPE_INT4:
+				case AP_TYPE_DATE:
+					{
+						int32_t		y;
+
+						memcpy(&y, v->ptr, sizeof(y));
+						x = y;
+						break;
+					}
+				default:
+					memcpy(&x, v->ptr, sizeof(x));
+					break;
+			}
+			if (n->fast == FC_DATE_TS && !ap_vm_date_to_ts((int32_t) x, &x))
+				return AP_TRI_FALLBACK;
+			c = cmp_i64(x, n->fconst);
+		}
+	}
+	c = (c > 0) - (c < 0);
+	return ((n->fmask >> (c + 1)) & 1) ? AP_TRUE : AP_FALSE;
+}
+
 /* Comparison node: strict (NULL in, NULL out), then the family's ordering. */
 static ApTri
 eval_op(const ApNode *n, ApEvalCtx *cx)
@@ -1434,6 +1625,8 @@ eval_bool(const ApNode *n, ApEvalCtx *cx)
 			}
 
 		case N_OP:
+			if (n->fast != FC_NONE)
+				return eval_fast(n, cx);
 			return eval_op(n, cx);
 
 		case N_AND:
@@ -1445,7 +1638,10 @@ eval_bool(const ApNode *n, ApEvalCtx *cx)
 
 				for (int i = 0; i < n->nargs; i++)
 				{
-					ApTri		t = eval_bool(n->args[i], cx);
+					const ApNode *arg = n->args[i];
+					/* a specialised comparison skips the dispatch (only N_OP sets fast) */
+					ApTri		t = arg->fast != FC_NONE ? eval_fast(arg, cx) :
+						eval_bool(arg, cx);
 
 					if (t == decisive || t == AP_TRI_FALLBACK)
 						return t;

@@ -940,6 +940,200 @@ test_dates(void)
 	tfree_all();
 }
 
+/* Expr: AND of two arguments. */
+static ActivePg__Expr *
+AND2(ActivePg__Expr *a, ActivePg__Expr *b)
+{
+	ActivePg__Expr *e = talloc(sizeof(*e));
+	ActivePg__BoolExpr *be = talloc(sizeof(*be));
+	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
+	ActivePg__BoolExpr binit = ACTIVE_PG__BOOL_EXPR__INIT;
+
+	*e = einit;
+	*be = binit;
+	be->kind = AP_BOOL_AND;
+	be->n_args = 2;
+	be->args = talloc(2 * sizeof(ActivePg__Expr *));
+	be->args[0] = a;
+	be->args[1] = b;
+	e->node_case = ACTIVE_PG__EXPR__NODE_BOOL_EXPR;
+	e->bool_expr = be;
+	return e;
+}
+
+/*
+ * A column compared with a constant (the specialised path) must give what
+ * the generic path gives for the same value: the column wrapped in a
+ * one-argument COALESCE is no longer a Var, so it takes the generic path.
+ * Every operator, both argument orders, on the current vals.
+ */
+static void
+check_fast_agrees(int cmp, int attno, ActivePg__Expr *k)
+{
+	ActivePg__Expr *v = E_var(attno);
+	ActivePg__Expr *args[1] = {v};
+	ActivePg__Expr *g = COAL(cols[attno - 1].type_kind, 1, args);
+	char		fast[32];
+
+	for (int op = AP_OP_EQ; op <= AP_OP_GE; op++)
+	{
+		strcpy(fast, filt(OP(op, cmp, v, k)));
+		CHECK_STR(filt(OP(op, cmp, g, k)), fast);
+		strcpy(fast, filt(OP(op, cmp, k, v)));
+		CHECK_STR(filt(OP(op, cmp, k, g)), fast);
+	}
+}
+
+/* Point column attno at bytes (NULL: SQL NULL). */
+static void
+set_val(int attno, const void *p, uint32_t len)
+{
+	vals[attno - 1].ptr = (const unsigned char *) p;
+	vals[attno - 1].len = len;
+	vals[attno - 1].isnull = (p == NULL);
+}
+
+/* Column-vs-constant comparisons: specialised path against the generic one. */
+static void
+test_fast_compare(void)
+{
+	static const int32_t i4s[] = {INT32_MIN, -1, 0, 5, INT32_MAX};
+	static const int16_t i2s[] = {-32768, -1, 5, 32767};
+	static const int64_t i8s[] = {INT64_MIN, -7, 5, INT64_MAX};
+	/* infinities, ordinary days, and days a timestamp cannot hold */
+	static const int32_t dates[] = {INT32_MIN, INT32_MAX, 0, 1, -1, 106751982, 106751983,
+	-2451545, -2451546};
+	static const int64_t tss[] = {INT64_MIN, INT64_MAX, 0, 86400000000, 86400000000 - 1,
+	-86400000000};
+	static const double f8s[] = {NAN, -0.0, 0.0, 1.5, -INFINITY, INFINITY};
+	static const float f4s[] = {NAN, 1.5f, -0.0f, 2.25f};
+	static const char *nums[] = {"NaN", "Infinity", "-Infinity", "0.05", "0.050", "0.07",
+		"0.0700001", "-3", "0", "24",
+	"123456789012345678901234567890123456789012345.5"};
+	unsigned char nbuf[400];
+	unsigned char corrupt[5] = {5 << 2, 0, 0, 0, 0};
+	unsigned char b;
+	int64_t		tz = 0;
+
+	setup();
+	for (int i = -1; i < (int) (sizeof(i4s) / sizeof(i4s[0])); i++)
+	{
+		set_val(1, i < 0 ? NULL : &i4s[i], 4);
+		check_fast_agrees(AP_CMP_INT, 1, E_i4(5));
+		check_fast_agrees(AP_CMP_INT, 1, E_i8(INT64_MAX));
+		check_fast_agrees(AP_CMP_INT, 1, E_i8(INT64_MIN));
+		check_fast_agrees(AP_CMP_INT, 1, E_i2(-1));
+		check_fast_agrees(AP_CMP_INT, 1, NUL(AP_TYPE_INT4));
+	}
+	for (int i = -1; i < (int) (sizeof(i2s) / sizeof(i2s[0])); i++)
+	{
+		set_val(11, i < 0 ? NULL : &i2s[i], 2);
+		check_fast_agrees(AP_CMP_INT, 11, E_i4(5));
+		check_fast_agrees(AP_CMP_INT, 11, E_i2(-1));
+	}
+	for (int i = -1; i < (int) (sizeof(i8s) / sizeof(i8s[0])); i++)
+	{
+		set_val(2, i < 0 ? NULL : &i8s[i], 8);
+		check_fast_agrees(AP_CMP_INT, 2, E_i8(5));
+		check_fast_agrees(AP_CMP_INT, 2, E_i4(-7));
+	}
+	for (int i = -1; i < (int) (sizeof(dates) / sizeof(dates[0])); i++)
+	{
+		set_val(8, i < 0 ? NULL : &dates[i], 4);
+		check_fast_agrees(AP_CMP_DATE, 8, D(0));
+		check_fast_agrees(AP_CMP_DATE, 8, D(INT32_MAX));
+		check_fast_agrees(AP_CMP_DATE, 8, D(INT32_MIN));
+		check_fast_agrees(AP_CMP_DATE_TS, 8, TS(0));
+		check_fast_agrees(AP_CMP_DATE_TS, 8, TS(86400000000));
+		check_fast_agrees(AP_CMP_DATE_TS, 8, TS(INT64_MAX));
+		check_fast_agrees(AP_CMP_DATE_TS, 8, TS(INT64_MIN));
+	}
+	for (int i = -1; i < (int) (sizeof(tss) / sizeof(tss[0])); i++)
+	{
+		set_val(9, i < 0 ? NULL : &tss[i], 8);
+		set_val(13, i < 0 ? NULL : &tss[i], 8);
+		check_fast_agrees(AP_CMP_TS, 9, TS(0));
+		check_fast_agrees(AP_CMP_TS, 9, TS(INT64_MAX));
+		check_fast_agrees(AP_CMP_TS, 13, E_const(AP_TYPE_TIMESTAMPTZ, &tz, 8, false));
+		check_fast_agrees(AP_CMP_DATE_TS, 9, D(1));
+		check_fast_agrees(AP_CMP_DATE_TS, 9, D(INT32_MAX));
+		check_fast_agrees(AP_CMP_DATE_TS, 9, D(INT32_MIN));
+		check_fast_agrees(AP_CMP_DATE_TS, 9, D(106751983));	/* constant falls back */
+	}
+	for (int i = -1; i < 2; i++)
+	{
+		b = (unsigned char) i;
+		set_val(10, i < 0 ? NULL : &b, 1);
+		check_fast_agrees(AP_CMP_BOOL, 10, E_bool(true));
+		check_fast_agrees(AP_CMP_BOOL, 10, E_bool(false));
+	}
+	for (int i = -1; i < (int) (sizeof(f8s) / sizeof(f8s[0])); i++)
+	{
+		set_val(3, i < 0 ? NULL : &f8s[i], 8);
+		check_fast_agrees(AP_CMP_FLOAT, 3, E_f8(NAN));
+		check_fast_agrees(AP_CMP_FLOAT, 3, E_f8(0.0));
+		check_fast_agrees(AP_CMP_FLOAT, 3, E_f8(-INFINITY));
+		check_fast_agrees(AP_CMP_FLOAT, 3, E_f4(1.5f));
+	}
+	for (int i = -1; i < (int) (sizeof(f4s) / sizeof(f4s[0])); i++)
+	{
+		set_val(4, i < 0 ? NULL : &f4s[i], 4);
+		check_fast_agrees(AP_CMP_FLOAT, 4, E_f8(1.5));
+		check_fast_agrees(AP_CMP_FLOAT, 4, E_f4(NAN));
+		check_fast_agrees(AP_CMP_FLOAT, 4, E_f4(-0.0f));
+	}
+	for (int i = -2; i < (int) (sizeof(nums) / sizeof(nums[0])); i++)
+	{
+		if (i == -2)
+			set_val(5, corrupt, 5);
+		else if (i == -1)
+			set_val(5, NULL, 0);
+		else
+		{
+			size_t		n = num_payload(nums[i], nbuf + 4);
+			uint32_t	hdr = (uint32_t) (n + 4) << 2;
+
+			memcpy(nbuf, &hdr, 4);
+			set_val(5, nbuf, (uint32_t) n + 4);
+		}
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("0.05"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("0.07"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("24"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("-3.000"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("NaN"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("Infinity"));
+		check_fast_agrees(AP_CMP_NUMERIC, 5, N("123456789012345678901234567890123456789012345.5"));
+	}
+
+	/* fixed expectations: exact results, mirrored operators, fallbacks */
+	set_val(5, nbuf, (uint32_t) num_payload("0.06", nbuf + 4) + 4);
+	{
+		uint32_t	hdr = vals[4].len << 2;
+
+		memcpy(nbuf, &hdr, 4);
+	}
+	CHECK_STR(filt(OP(AP_OP_GE, AP_CMP_NUMERIC, E_var(5), N("0.05"))), "t");
+	CHECK_STR(filt(OP(AP_OP_LE, AP_CMP_NUMERIC, E_var(5), N("0.06"))), "t");
+	CHECK_STR(filt(OP(AP_OP_LT, AP_CMP_NUMERIC, E_var(5), N("0.06"))), "f");
+	CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_NUMERIC, N("0.07"), E_var(5))), "t");
+	CHECK_STR(filt(OP(AP_OP_LT, AP_CMP_NUMERIC, E_var(5), N("NaN"))), "t");
+	set_val(8, &dates[6], 4);	/* a date beyond timestamp's range */
+	CHECK_STR(filt(OP(AP_OP_LT, AP_CMP_DATE_TS, E_var(8), TS(0))), "FALLBACK");
+	CHECK_STR(filt(OP(AP_OP_GT, AP_CMP_DATE_TS, TS(0), E_var(8))), "FALLBACK");
+	/* AND in order: a fallback before a FALSE wins, a FALSE before it decides */
+	set_val(1, &i4s[3], 4);		/* 5 */
+	CHECK_STR(filt(AND2(OP(AP_OP_LT, AP_CMP_DATE_TS, E_var(8), TS(0)),
+						OP(AP_OP_LT, AP_CMP_INT, E_var(1), E_i4(0)))), "FALLBACK");
+	CHECK_STR(filt(AND2(OP(AP_OP_LT, AP_CMP_INT, E_var(1), E_i4(0)),
+						OP(AP_OP_LT, AP_CMP_DATE_TS, E_var(8), TS(0)))), "f");
+	set_val(3, NULL, 0);
+	CHECK_STR(filt(AND2(OP(AP_OP_LT, AP_CMP_FLOAT, E_var(3), E_f8(0.0)),
+						OP(AP_OP_GT, AP_CMP_INT, E_var(1), E_i4(0)))), "NULL");
+	CHECK_STR(filt(AND2(OP(AP_OP_LT, AP_CMP_FLOAT, E_var(3), E_f8(0.0)),
+						OP(AP_OP_LT, AP_CMP_INT, E_var(1), E_i4(0)))), "f");
+	tfree_all();
+}
+
 /* Shorthand: a LIKE-family call. */
 static const char *
 like(int fn, int kind, const char *s, const char *p)
@@ -1229,6 +1423,7 @@ main(void)
 	test_int_arith();
 	test_float_arith();
 	test_dates();
+	test_fast_compare();
 	test_strings();
 	test_case_coalesce();
 	test_compile();
