@@ -1,7 +1,7 @@
 /*
  * vm_internal.h
- *	  Shared definitions of the expression VM's files (vm.c, vm_num.c,
- *	  vm_date.c, vm_str.c) and of its one typed client, agg.c.
+ *	  Shared definitions of the expression VM's files (vm.c, vm_eval.c,
+ *	  vm_num.c, vm_date.c, vm_str.c) and of its one typed client, agg.c.
  *
  * Rules of these files:
  *  - Every value-producing node evaluates to an ApVal: a type kind plus the
@@ -102,7 +102,98 @@ typedef struct ApEvalCtx
 #define AP_TS_END				INT64_C(9223371331200000000)
 #define AP_TS_END_DAYS			106751983	/* TIMESTAMP_END_JULIAN - epoch */
 
-/* vm.c */
+/* ---- compiled programs: shared by vm.c (compile) and vm_eval.c (evaluate) ---- */
+
+#define AP_MAX_FUNC_ARGS		3
+
+typedef enum ApNodeKind
+{
+	N_VAR,
+	N_CONST,
+	N_OP,
+	N_AND,
+	N_OR,
+	N_NOT,
+	N_NULLTEST,
+	N_BOOLTEST,
+	N_FUNC,
+	N_CASE,
+	N_COALESCE
+} ApNodeKind;
+
+/*
+ * Comparisons of a column with a non-null constant, specialised at compile
+ * time so the hot filter path skips the generic value machinery.
+ */
+typedef enum ApFastCmp
+{
+	FC_NONE = 0,
+	FC_INT,						/* int/date/timestamp/bool column vs integer constant */
+	FC_DATE_TS,					/* date column vs timestamp constant */
+	FC_FLOAT,					/* float column vs float constant */
+	FC_NUMERIC					/* numeric column vs finite fixed-point constant */
+} ApFastCmp;
+
+/* One node of a compiled expression. */
+typedef struct ApNode
+{
+	ApNodeKind	kind;
+	uint8_t		type_kind;		/* result kind; BOOL for logic nodes */
+	uint8_t		op;				/* N_OP: ApOp */
+	uint8_t		cmp;			/* N_OP: ApCmp */
+	uint8_t		test;			/* N_BOOLTEST: ApBoolTest */
+	uint8_t		fn;				/* N_FUNC: ApFunc */
+	uint8_t		field;			/* N_FUNC: ApDateField */
+	bool		is_not_null;	/* N_NULLTEST */
+	bool		has_default;	/* N_CASE: last arg is the ELSE result */
+	int32_t		typmod;			/* N_FUNC: result_typmod */
+	int			attno;			/* N_VAR */
+	int			memo;			/* memo slot (ApArena) or -1 */
+	ApValue		konst;			/* N_CONST: points into its own copy */
+	ApVal		kval;			/* N_CONST: its value, decoded once at compile */
+	uint8_t		kev;			/* N_CONST: ApEv of kval */
+	uint8_t		fast;			/* N_OP: ApFastCmp, Var vs Const specialisation */
+	uint8_t		fmask;			/* N_OP fast: result bits for c < 0, = 0, > 0 */
+	int64_t		fconst;			/* N_OP fast integer-like: the constant, converted */
+	const struct ApNode *fvar;	/* N_OP fast: the Var argument */
+	const struct ApNode *fkonst;	/* N_OP fast: the Const argument */
+	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
+	uint32_t	hash;			/* structural hash (common subexpressions) */
+	struct ApNode **args;
+} ApNode;
+
+/* The opaque compiled expression. */
+struct ApExpr
+{
+	ApNode	   *root;
+};
+
+/*
+ * A numeric payload in the form arithmetic and comparisons use: fixed point
+ * when exact, NaN/infinity as special; a value beyond 38 digits (or corrupt)
+ * stays a datum, so every later use decides exactly as before.
+ */
+static inline void
+numeric_settle(ApVal *v)
+{
+	ApFixed		fx;
+	ApNumSpecial sp;
+
+	if (ap_numeric_payload_fixed(v->u.s.p, v->u.s.len, &fx, &sp) != AP_OK)
+		return;
+	if (sp == AP_NUM_FINITE)
+	{
+		v->nform = AP_NF_FIXED;
+		v->u.fx = fx;
+	}
+	else
+	{
+		v->nform = AP_NF_SPECIAL;
+		v->special = (uint8_t) sp;
+	}
+}
+
+/* vm_eval.c */
 void	   *ap_arena_alloc(ApArena *a, uint32_t n);
 /*
  * The computed projections of one tuple as typed values, for agg.c, which
