@@ -1,10 +1,12 @@
 /*
  * shippable.h
- *	  Planner-side helpers shared by shippable.c, planner.c and encode.c.
+ *	  Planner-side helpers shared by shippable.c, shippable_tables.c,
+ *	  planner.c and encode.c.
  *
- * The operator whitelist lives in shippable.c only; encode.c looks operators
- * up through ApLookupOperator so that the planner's decision and the encoded
- * program can never disagree about an operator's (op, cmp) pair.
+ * The operator whitelist lives in shippable_tables.c only; shippable.c and
+ * encode.c look operators up through ApLookupOperator so that the planner's
+ * decision and the encoded program can never disagree about an operator's
+ * (op, cmp) pair.
  */
 #ifndef AP_SHIPPABLE_H
 #define AP_SHIPPABLE_H
