@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "diskd.h"
+#include "numeric_i64.h"
 
 #define NUMERIC_SIGN_MASK		0xC000
 #define NUMERIC_NEG				0x4000
@@ -285,51 +286,15 @@ ap_numeric_payload_fixed(const unsigned char *payload, uint32_t len, ApFixed *ou
 						 ApNumSpecial *sp)
 {
 	ApNumeric	n;
-	uint16_t	h;
+	int64_t		c64;
+	int			ds;
 
-	if (len >= 2)
+	if (ap_numeric_payload_i64(payload, len, &c64, &ds))
 	{
-		h = get_u16(payload);
-		if ((h & NUMERIC_SIGN_MASK) == NUMERIC_SHORT)
-		{
-			int			ndigits = (int) ((len - 2) / 2);
-			int			dscale = (h & NUMERIC_SHORT_DSCALE_MASK) >> NUMERIC_SHORT_DSCALE_SHIFT;
-			int			weight = (h & NUMERIC_SHORT_WMASK) - ((h & NUMERIC_SHORT_WSIGN) ? 64 : 0);
-			int			e = 4 * (weight - ndigits + 1) + dscale;
-
-			/* the fast path of ap_numeric_to_fixed, digits validated on the way */
-			if (ndigits <= 4 && e >= -18 && e <= 2)
-			{
-				int64_t		acc64 = 0;
-
-				for (int i = 0; i < ndigits; i++)
-				{
-					int16_t		d;
-
-					memcpy(&d, payload + 2 + 2 * i, sizeof(d));
-					if (d < 0 || d >= NBASE)
-						return AP_FALLBACK;
-					acc64 = acc64 * NBASE + d;
-				}
-				if (ndigits > 0)
-				{
-					if (e >= 0)
-						acc64 *= (int64_t) pow10_u64[e];
-					else
-					{
-						int64_t		div = (int64_t) pow10_u64[-e];
-
-						if (acc64 % div != 0)
-							return AP_FALLBACK;
-						acc64 /= div;
-					}
-				}
-				*sp = AP_NUM_FINITE;
-				out->coef = (h & NUMERIC_SHORT_SIGN) ? -(ap_i128) acc64 : (ap_i128) acc64;
-				out->dscale = dscale;
-				return AP_OK;
-			}
-		}
+		*sp = AP_NUM_FINITE;
+		out->coef = (ap_i128) c64;
+		out->dscale = ds;
+		return AP_OK;
 	}
 	if (ap_numeric_decode(payload, len, &n) != AP_OK)
 		return AP_FALLBACK;

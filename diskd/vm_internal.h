@@ -205,6 +205,25 @@ void	   *ap_arena_alloc(ApArena *a, uint32_t n);
 ApStatus	ap_program_eval(const ApProgram *prog, const ApValue *values, ApVal *out,
 							bool *isnull);
 
+/*
+ * vm_flat.c: the computed projections as straight-line 64-bit code, for
+ * programs of columns, constants and numeric + - * (see the file).  NULL
+ * when the program has anything else.  ap_flat_eval fills out/isnull as
+ * ap_program_eval would and returns true, or returns false: evaluate this
+ * tuple with ap_program_eval.  With num, numeric results go to num[j]
+ * instead of out[j] (64-bit: no 128-bit value to build and read back).
+ */
+typedef struct ApFlat ApFlat;
+typedef struct ApFlatNum
+{
+	int64_t		coef;
+	int			dscale;
+} ApFlatNum;
+ApFlat	   *ap_flat_compile(const ApProgram *prog);
+void		ap_flat_free(ApFlat *f);
+bool		ap_flat_eval(const ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
+						 ApFlatNum *num);
+
 /* vm_num.c: int/float/numeric arithmetic, casts, numeric comparison */
 ApEv		ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);
 ApEv		ap_vm_neg(int rkind, const ApVal *a, ApVal *out);

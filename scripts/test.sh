@@ -32,6 +32,8 @@ as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
 status "diskd expression unit tests" $?
+as_pguser "$WORK/diskd/test/unit_flat"
+status "diskd flat expression unit tests" $?
 as_pguser "$WORK/diskd/test/unit_agg"
 status "diskd aggregation unit tests" $?
 as_pguser "$WORK/diskd/test/frames"

@@ -125,4 +125,43 @@ E_bool(bool v)
 	return E_const(AP_TYPE_BOOL, &b, 1, false);
 }
 
+/* Expr: function call. */
+static inline ActivePg__Expr *
+FN(int fn, int rkind, int field, int32_t typmod, int nargs, ActivePg__Expr *a0,
+   ActivePg__Expr *a1, ActivePg__Expr *a2)
+{
+	ActivePg__Expr *e = talloc(sizeof(*e));
+	ActivePg__FuncCall *f = talloc(sizeof(*f));
+	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
+	ActivePg__FuncCall finit = ACTIVE_PG__FUNC_CALL__INIT;
+
+	*e = einit;
+	*f = finit;
+	f->fn = (uint32_t) fn;
+	f->result_kind = (uint32_t) rkind;
+	f->field = (uint32_t) field;
+	f->result_typmod = typmod;
+	f->n_args = (size_t) nargs;
+	f->args = talloc(3 * sizeof(ActivePg__Expr *));
+	f->args[0] = a0;
+	f->args[1] = a1;
+	f->args[2] = a2;
+	e->node_case = ACTIVE_PG__EXPR__NODE_FUNC;
+	e->func = f;
+	return e;
+}
+
+/* Shorthands: binary and unary functions. */
+static inline ActivePg__Expr *
+F2(int fn, int rkind, ActivePg__Expr *a, ActivePg__Expr *b)
+{
+	return FN(fn, rkind, 0, -1, 2, a, b, NULL);
+}
+
+static inline ActivePg__Expr *
+F1(int fn, int rkind, ActivePg__Expr *a)
+{
+	return FN(fn, rkind, 0, -1, 1, a, NULL, NULL);
+}
+
 #endif							/* DISKD_TEST_EXPRBUILD_H */

@@ -1,0 +1,126 @@
+/*
+ * agg_internal.h
+ *	  The disk aggregation's structures, shared by agg.c (compiling the
+ *	  request, shipping partial groups) and agg_table.c (the hash table and
+ *	  adding tuples to it).  See agg.c for the rules.
+ */
+#ifndef DISKD_AGG_INTERNAL_H
+#define DISKD_AGG_INTERNAL_H
+
+#include "agg.h"
+#include "vm_internal.h"
+
+#define AGG_INDEX_INITIAL		1024	/* slots; power of two */
+#define AGG_MIN_BUDGET			(16u * 1024u)
+#define AGG_ALIGN(n)			(((n) + 15) & ~((size_t) 15))
+
+/* One AggSpec, compiled. */
+typedef struct AggSpec
+{
+	uint8_t		fn;				/* ApAggFn */
+	uint8_t		arg_kind;		/* ApTypeKind the disk accumulates */
+	uint8_t		state_kind;		/* AP_AGG_STATE_KIND */
+	bool		widen;			/* float4 argument summed as float8 */
+	int			arg;			/* index into the evaluated values, -1: none */
+	int			filter;			/* index into the evaluated values, -1: none */
+} AggSpec;
+
+/* One state of one group. */
+typedef struct AggState
+{
+	bool		has;			/* saw at least one input (else the state is NULL) */
+	union
+	{
+		int64_t		i;			/* count; int/date/timestamp min/max */
+		double		f8;
+		float		f4;
+		bool		b;
+		ApFixed		fx;			/* numeric sum */
+		struct
+		{
+			unsigned char *datum;	/* min/max of varlena kinds: 4-byte-header datum */
+			uint32_t	len;
+			uint32_t	cap;
+		}			v;
+	}			u;
+} AggState;
+
+/* A group: header, states, then the serialized key. */
+typedef struct AggGroup
+{
+	uint64_t	hash;
+	uint32_t	keylen;
+	AggState	states[];		/* nspecs, then keylen key bytes */
+} AggGroup;
+
+/* New state of one spec for the current tuple (computed before commit). */
+typedef struct AggNext
+{
+	bool		touch;			/* the spec takes this tuple */
+	AggState	st;
+	const unsigned char *vdatum;	/* varlena min/max: the new winner */
+	uint32_t	vlen;
+	unsigned char nbuf[AP_NUMERIC_FIXED_MAX_BYTES];	/* a computed numeric winner */
+} AggNext;
+
+struct ApAgg
+{
+	ApProgram	prog;			/* computed projections: keys, args, filters */
+	bool		prog_ok;
+	ApFlat	   *flat;			/* the same as straight-line 64-bit code, or NULL */
+	bool		simple;			/* flat, non-numeric keys, count/count/sum only */
+	ApFlatNum  *fnum;			/* simple: this tuple's numeric values */
+	ApFixed    *snew;			/* simple: each spec's new sum */
+	uint8_t    *sact;			/* simple: SIMPLE_* action of each spec */
+	int			nkeys;
+	int			nspecs;
+	uint8_t    *key_kinds;
+	AggSpec    *specs;
+	ApColumn   *out_cols;		/* layout of a partial row */
+	int		   *out_project;	/* 1..natts */
+	ApValue    *out_values;
+
+	ApVal	   *evals;			/* this tuple's values */
+	bool	   *enull;			/* and which of them are NULL */
+	unsigned char *keybuf;		/* this tuple's serialized key */
+	size_t		keycap;
+	AggNext    *next;
+
+	/* the table */
+	size_t		budget;
+	unsigned char *arena;
+	size_t		arena_cap;
+	size_t		arena_used;
+	AggGroup  **index;
+	uint32_t	index_cap;
+	uint32_t	ngroups;
+	size_t		group_bytes;	/* header + states */
+
+	ap_u128		fixed_bound;	/* 10^38: the range of an ApFixed coefficient */
+
+	uint64_t	groups_shipped;
+	uint64_t	flushes;
+};
+
+/* Is kind stored as a varlena? */
+static inline bool
+kind_varlena(int k)
+{
+	return AP_KIND_ATTLEN(k) < 0;
+}
+
+/* Bytes of memory the table uses now. */
+static inline size_t
+agg_used(const ApAgg *a)
+{
+	return a->arena_used + (size_t) a->index_cap * sizeof(AggGroup *);
+}
+
+/* Key bytes of a group. */
+static inline unsigned char *
+group_key(const ApAgg *a, AggGroup *g)
+{
+	return (unsigned char *) g + a->group_bytes;
+}
+
+#endif							/* DISKD_AGG_INTERNAL_H */

@@ -1,0 +1,694 @@
+/*
+ * agg_table.c
+ *	  The disk aggregation's hash table: serializing a tuple's group key,
+ *	  finding or creating its group within the memory budget, and computing
+ *	  every new state before any group changes (the rules are in agg.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg_internal.h"
+
+/*
+ * Payload bytes of a varlena-kind value: text bytes, or a numeric's stored
+ * payload (a computed numeric is encoded into buf, as store_datum would).
+ */
+static void
+val_payload(const ApVal *v, unsigned char *buf, const unsigned char **data, uint32_t *len)
+{
+	if (v->kind == AP_TYPE_NUMERIC && v->nform != AP_NF_DATUM)
+	{
+		*len = v->nform == AP_NF_FIXED ? ap_numeric_encode_fixed(&v->u.fx, buf) :
+			ap_numeric_encode_special((ApNumSpecial) v->special, buf);
+		*data = buf;
+		return;
+	}
+	*data = v->u.s.p;
+	*len = v->u.s.len;
+}
+
+/*
+ * Write a fixed-length value of kind k as its datum bytes; returns the
+ * length.  *word gets the same bytes as an integer, for the hash.
+ */
+static uint32_t
+put_fixed(int k, const ApVal *v, unsigned char *p, uint64_t *word)
+{
+	switch (k)
+	{
+		case AP_TYPE_BOOL:
+			p[0] = v->u.i != 0;
+			*word = p[0];
+			return 1;
+		case AP_TYPE_INT2:
+			{
+				int16_t		x = (int16_t) v->u.i;
+
+				memcpy(p, &x, 2);
+				*word = (uint16_t) x;
+				return 2;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		x = (int32_t) v->u.i;
+
+				memcpy(p, &x, 4);
+				*word = (uint32_t) x;
+				return 4;
+			}
+		case AP_TYPE_FLOAT4:
+			{
+				uint32_t	bits;
+
+				memcpy(p, &v->u.f4, 4);
+				memcpy(&bits, &v->u.f4, 4);
+				*word = bits;
+				return 4;
+			}
+		case AP_TYPE_FLOAT8:
+			memcpy(p, &v->u.f8, 8);
+			memcpy(word, &v->u.f8, 8);
+			return 8;
+		default:
+			memcpy(p, &v->u.i, 8);
+			*word = (uint64_t) v->u.i;
+			return 8;
+	}
+}
+
+/* Fold one word into a running key hash. */
+static inline uint64_t
+hash_mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * UINT64_C(0xff51afd7ed558ccd);
+	return h ^ (h >> 32);
+}
+
+/*
+ * Serialize this tuple's keys into keybuf: per key a null byte, then the
+ * fixed bytes or a 4-byte-header varlena.  Returns the length, or 0 with
+ * AP_FALLBACK in *st.  *hash is a hash of those bytes, computed from the
+ * values as they are written (reading keybuf back right after the byte
+ * stores would stall on store forwarding); equal keys give equal hashes.
+ */
+static size_t
+serialize_key(ApAgg *a, ApStatus *st, uint64_t *hash)
+{
+	unsigned char nbuf[AP_NUMERIC_FIXED_MAX_BYTES];
+	size_t		need = 0;
+	size_t		off = 0;
+	uint64_t	h = UINT64_C(0x9E3779B97F4A7C15);
+
+	*st = AP_OK;
+	for (int i = 0; i < a->nkeys; i++)
+	{
+		const ApVal *v = &a->evals[i];
+
+		need += 1;
+		if (a->enull[i])
+			continue;
+		if (kind_varlena(a->key_kinds[i]))
+			need += 4 + (v->kind == AP_TYPE_NUMERIC && v->nform != AP_NF_DATUM ?
+						 AP_NUMERIC_FIXED_MAX_BYTES : v->u.s.len);
+		else
+			need += 8;
+	}
+	if (need > a->keycap)
+	{
+		unsigned char *nb = realloc(a->keybuf, need);
+
+		if (nb == NULL)
+		{
+			*st = AP_FALLBACK;
+			return 0;
+		}
+		a->keybuf = nb;
+		a->keycap = need;
+	}
+	for (int i = 0; i < a->nkeys; i++)
+	{
+		const ApVal *v = &a->evals[i];
+
+		if (a->enull[i])
+		{
+			a->keybuf[off++] = 1;
+			h = hash_mix(h, 1);
+			continue;
+		}
+		a->keybuf[off++] = 0;
+		if (kind_varlena(a->key_kinds[i]))
+		{
+			const unsigned char *data;
+			uint32_t	len;
+			uint32_t	hdr;
+			uint32_t	j;
+
+			val_payload(v, nbuf, &data, &len);
+			hdr = (len + 4) << 2;	/* SET_VARSIZE, little-endian */
+			memcpy(a->keybuf + off, &hdr, 4);
+			if (len > 0)
+				memcpy(a->keybuf + off + 4, data, len);
+			off += 4 + len;
+			h = hash_mix(h, UINT64_C(0x100000000) | len);
+			for (j = 0; j + 8 <= len; j += 8)
+			{
+				uint64_t	w;
+
+				memcpy(&w, data + j, 8);
+				h = hash_mix(h, w);
+			}
+			if (j < len)
+			{
+				uint64_t	w = 0;
+
+				for (uint32_t b = j; b < len; b++)
+					w |= (uint64_t) data[b] << (8 * (b - j));
+				h = hash_mix(h, w);
+			}
+		}
+		else
+		{
+			uint64_t	w;
+
+			off += put_fixed(a->key_kinds[i], v, a->keybuf + off, &w);
+			h = hash_mix(h, w);
+		}
+	}
+	/* keeps the key non-empty for the plain aggregate */
+	if (off == 0)
+		a->keybuf[off++] = 0;
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 29;
+	*hash = h;
+	return off;
+}
+
+
+/* Slot of the group with this key, or of the empty slot where it goes. */
+static uint32_t
+find_slot(const ApAgg *a, uint64_t hash, const unsigned char *key, size_t keylen)
+{
+	uint32_t	mask = a->index_cap - 1;
+	uint32_t	i = (uint32_t) hash & mask;
+
+	for (;;)
+	{
+		AggGroup   *g = a->index[i];
+
+		if (g == NULL)
+			return i;
+		if (g->hash == hash && g->keylen == keylen &&
+			memcmp(group_key(a, g), key, keylen) == 0)
+			return i;
+		i = (i + 1) & mask;
+	}
+}
+
+/* Bump-allocate n bytes (16-aligned) from the arena; NULL if over budget. */
+static void *
+arena_alloc(ApAgg *a, size_t n)
+{
+	size_t		sz = AGG_ALIGN(n);
+	void	   *p;
+
+	if (a->arena_used + sz > a->arena_cap ||
+		agg_used(a) + sz > a->budget)
+		return NULL;
+	p = a->arena + a->arena_used;
+	a->arena_used += sz;
+	return p;
+}
+
+/* Double the index when it is half full; false if the budget forbids it. */
+static bool
+grow_index(ApAgg *a)
+{
+	uint32_t	ncap = a->index_cap * 2;
+	AggGroup  **old = a->index;
+	AggGroup  **ni;
+
+	if (a->arena_used + (size_t) ncap * sizeof(AggGroup *) > a->budget)
+		return false;
+	ni = calloc(ncap, sizeof(AggGroup *));
+	if (ni == NULL)
+		return false;
+	a->index = ni;
+	a->index_cap = ncap;
+	for (uint32_t i = 0; i < ncap / 2; i++)
+	{
+		if (old[i] != NULL)
+			a->index[find_slot(a, old[i]->hash, group_key(a, old[i]), old[i]->keylen)] = old[i];
+	}
+	free(old);
+	return true;
+}
+
+/* float NaN-aware three-way compare as float8_cmp_internal (NaN above all). */
+static int
+cmp_double(double x, double y)
+{
+	if (isnan(x))
+		return isnan(y) ? 0 : 1;
+	if (isnan(y))
+		return -1;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Bytes of a bpchar payload without trailing spaces (bcTruelen). */
+static uint32_t
+bpchar_truelen(const unsigned char *p, uint32_t len)
+{
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	return len;
+}
+
+/* Three-way compare of two varlena datums of kind k; AP_FALLBACK if undecodable. */
+static ApStatus
+cmp_varlena(int k, const unsigned char *x, uint32_t xl, const unsigned char *y, uint32_t yl,
+			int *c)
+{
+	if (k == AP_TYPE_NUMERIC)
+	{
+		ApNumeric	nx,
+					ny;
+
+		if (ap_numeric_decode(x, xl, &nx) != AP_OK || ap_numeric_decode(y, yl, &ny) != AP_OK)
+			return AP_FALLBACK;
+		*c = ap_numeric_cmp(&nx, &ny);
+		return AP_OK;
+	}
+	if (k == AP_TYPE_BPCHAR)
+	{
+		xl = bpchar_truelen(x, xl);
+		yl = bpchar_truelen(y, yl);
+	}
+	/* varstr_cmp under C collation: memcmp, then the shorter first */
+	*c = memcmp(x, y, xl < yl ? xl : yl);
+	if (*c == 0 && xl != yl)
+		*c = xl < yl ? -1 : 1;
+	else
+		*c = *c < 0 ? -1 : *c > 0;
+	return AP_OK;
+}
+
+/*
+ * The new state of spec sp given the current one (cur, may be !has) and
+ * this tuple's argument v.  AP_FALLBACK where PostgreSQL would error or the
+ * disk cannot be exact.
+ */
+static ApStatus
+next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const ApVal *v,
+		   bool isnull, AggNext *nx)
+{
+	nx->st = *cur;
+	nx->vdatum = NULL;
+	switch (sp->fn)
+	{
+		case AP_AGG_COUNT_STAR:
+			nx->st.has = true;
+			nx->st.u.i = (cur->has ? cur->u.i : 0) + 1;
+			return AP_OK;
+		case AP_AGG_COUNT:
+			if (isnull)
+			{
+				nx->touch = false;
+				return AP_OK;
+			}
+			nx->st.has = true;
+			nx->st.u.i = (cur->has ? cur->u.i : 0) + 1;
+			return AP_OK;
+		default:
+			break;
+	}
+	if (isnull)
+	{
+		nx->touch = false;
+		return AP_OK;
+	}
+	nx->st.has = true;
+
+	switch (sp->fn)
+	{
+		case AP_AGG_SUM:
+			if (sp->state_kind == AP_TYPE_NUMERIC)
+			{
+				ApFixed		x;
+
+				if (sp->arg_kind == AP_TYPE_NUMERIC)
+				{
+					ApNumSpecial spc = AP_NUM_FINITE;
+
+					/* NaN and infinities (and values beyond 38 digits) go to the host */
+					if (v->nform == AP_NF_FIXED)
+						x = v->u.fx;
+					else if (v->nform != AP_NF_DATUM ||
+							 ap_numeric_payload_fixed(v->u.s.p, v->u.s.len, &x, &spc) != AP_OK ||
+							 spc != AP_NUM_FINITE)
+						return AP_FALLBACK;
+				}
+				else
+				{
+					x.coef = v->u.i;
+					x.dscale = 0;
+				}
+				if (!cur->has)
+					nx->st.u.fx = x;
+				else if (cur->u.fx.dscale == x.dscale)
+				{
+					/* the usual case (one column's scale): both below 10^38, no int128 overflow */
+					ap_i128		r = cur->u.fx.coef + x.coef;
+					ap_u128		mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
+
+					if (mag >= a->fixed_bound)
+						return AP_FALLBACK;
+					nx->st.u.fx.coef = r;
+					nx->st.u.fx.dscale = x.dscale;
+				}
+				else if (ap_fixed_add(&cur->u.fx, &x, false, &nx->st.u.fx) != AP_OK)
+					return AP_FALLBACK;
+				return AP_OK;
+			}
+			if (sp->state_kind == AP_TYPE_FLOAT8)
+			{
+				double		x;
+				double		r;
+
+				x = sp->widen ? (double) v->u.f4 : v->u.f8;
+				r = cur->has ? cur->u.f8 + x : x;
+				/* float8pl's overflow error: the host raises it */
+				if (cur->has && isinf(r) && !isinf(cur->u.f8) && !isinf(x))
+					return AP_FALLBACK;
+				nx->st.u.f8 = r;
+				return AP_OK;
+			}
+			else
+			{
+				float		x = v->u.f4;
+				float		r;
+
+				r = cur->has ? cur->u.f4 + x : x;
+				if (cur->has && isinf(r) && !isinf(cur->u.f4) && !isinf(x))
+					return AP_FALLBACK;
+				nx->st.u.f4 = r;
+				return AP_OK;
+			}
+		case AP_AGG_MIN:
+		case AP_AGG_MAX:
+			{
+				int			k = sp->arg_kind;
+				int			c = 0;
+				bool		better;
+
+				if (kind_varlena(k))
+				{
+					const unsigned char *data;
+					uint32_t	len;
+
+					val_payload(v, nx->nbuf, &data, &len);
+					if (cur->has &&
+						cmp_varlena(k, data, len, cur->u.v.datum + 4, cur->u.v.len - 4, &c) != AP_OK)
+						return AP_FALLBACK;
+					better = !cur->has || (sp->fn == AP_AGG_MIN ? c < 0 : c > 0);
+					if (better)
+					{
+						nx->vdatum = data;
+						nx->vlen = len;
+					}
+					else
+						nx->touch = false;
+					return AP_OK;
+				}
+				if (k == AP_TYPE_FLOAT4 || k == AP_TYPE_FLOAT8)
+				{
+					double		x = k == AP_TYPE_FLOAT4 ? (double) v->u.f4 : v->u.f8;
+
+					if (cur->has)
+						c = cmp_double(x, cur->u.f8);
+					better = !cur->has || (sp->fn == AP_AGG_MIN ? c < 0 : c > 0);
+					if (better)
+						nx->st.u.f8 = x;
+				}
+				else
+				{
+					int64_t		x = v->u.i;
+
+					if (cur->has)
+						c = x < cur->u.i ? -1 : x > cur->u.i;
+					better = !cur->has || (sp->fn == AP_AGG_MIN ? c < 0 : c > 0);
+					if (better)
+						nx->st.u.i = x;
+				}
+				if (!better)
+					nx->touch = false;
+				return AP_OK;
+			}
+		case AP_AGG_BOOL_AND:
+			nx->st.u.b = (cur->has ? cur->u.b : true) && v->u.i != 0;
+			return AP_OK;
+		case AP_AGG_BOOL_OR:
+			nx->st.u.b = (cur->has ? cur->u.b : false) || v->u.i != 0;
+			return AP_OK;
+		default:
+			return AP_FALLBACK;
+	}
+}
+
+/*
+ * Make room for and insert a new group with the current key (keybuf) at
+ * slot, var_need more bytes of variable-length states to come.  NULL with
+ * *r set (AP_AGG_FULL, or AP_AGG_FALLBACK on an empty table) if it does not
+ * fit the budget.
+ */
+static AggGroup *
+new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need,
+		  ApAggResult *r)
+{
+	size_t		need = a->group_bytes + AGG_ALIGN(keylen) + var_need;
+	AggGroup   *g;
+
+	*r = a->ngroups == 0 ? AP_AGG_FALLBACK : AP_AGG_FULL;
+	if ((a->ngroups + 1) * 2 > a->index_cap)
+	{
+		if (!grow_index(a))
+			return NULL;
+		slot = find_slot(a, hash, a->keybuf, keylen);
+	}
+	if (agg_used(a) + need > a->budget)
+		return NULL;
+	g = arena_alloc(a, a->group_bytes + keylen);
+	memset(g, 0, a->group_bytes);
+	g->hash = hash;
+	g->keylen = (uint32_t) keylen;
+	memcpy(group_key(a, g), a->keybuf, keylen);
+	a->index[slot] = g;
+	a->ngroups++;
+	return g;
+}
+
+/* What the simple path does to one spec's state. */
+#define SIMPLE_SKIP		0
+#define SIMPLE_COUNT	1
+#define SIMPLE_SUM		2
+
+/* Sentinel: the simple path cannot take this tuple, use the general one. */
+#define AGG_SIMPLE_GENERAL	((ApAggResult) -1)
+
+/*
+ * The common case without the general machinery: a flat program, keys that
+ * are not numeric, and only count(*), count(x) and sums kept as numeric
+ * (64-bit values into 128-bit sums).  Same states as next_state computes,
+ * same all-or-nothing rule: every new sum is computed before any group
+ * changes.  AGG_SIMPLE_GENERAL when the tuple needs the general path.
+ */
+static ApAggResult
+add_simple(ApAgg *a, const ApValue *values)
+{
+	ApStatus	st;
+	size_t		keylen;
+	uint64_t	hash;
+	uint32_t	slot;
+	AggGroup   *g;
+
+	if (!ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
+		return AGG_SIMPLE_GENERAL;
+	keylen = serialize_key(a, &st, &hash);
+	if (st != AP_OK)
+		return AGG_SIMPLE_GENERAL;
+	slot = find_slot(a, hash, a->keybuf, keylen);
+	g = a->index[slot];
+
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		const AggSpec *sp = &a->specs[j];
+		ApFixed		x;
+
+		a->sact[j] = SIMPLE_SKIP;
+		/* only TRUE selects the row, as ExecQual */
+		if (sp->filter >= 0 && (a->enull[sp->filter] || a->evals[sp->filter].u.i == 0))
+			continue;
+		if (sp->fn == AP_AGG_COUNT_STAR)
+		{
+			a->sact[j] = SIMPLE_COUNT;
+			continue;
+		}
+		if (a->enull[sp->arg])
+			continue;
+		if (sp->fn == AP_AGG_COUNT)
+		{
+			a->sact[j] = SIMPLE_COUNT;
+			continue;
+		}
+		/* a sum kept as numeric, of a numeric or an integer */
+		if (sp->arg_kind == AP_TYPE_NUMERIC)
+		{
+			x.coef = a->fnum[sp->arg].coef;
+			x.dscale = a->fnum[sp->arg].dscale;
+		}
+		else
+		{
+			x.coef = a->evals[sp->arg].u.i;
+			x.dscale = 0;
+		}
+		a->sact[j] = SIMPLE_SUM;
+		if (g == NULL || !g->states[j].has)
+			a->snew[j] = x;
+		else if (g->states[j].u.fx.dscale == x.dscale)
+		{
+			/* both below 10^38 in magnitude: no 128-bit overflow */
+			ap_i128		r = g->states[j].u.fx.coef + x.coef;
+			ap_u128		mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
+
+			if (mag >= a->fixed_bound)
+				return AP_AGG_FALLBACK;
+			a->snew[j].coef = r;
+			a->snew[j].dscale = x.dscale;
+		}
+		else if (ap_fixed_add(&g->states[j].u.fx, &x, false, &a->snew[j]) != AP_OK)
+			return AP_AGG_FALLBACK;
+	}
+
+	if (g == NULL)
+	{
+		ApAggResult r;
+
+		if ((g = new_group(a, slot, hash, keylen, 0, &r)) == NULL)
+			return r;
+	}
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		AggState   *s = &g->states[j];
+
+		if (a->sact[j] == SIMPLE_COUNT)
+		{
+			s->u.i = (s->has ? s->u.i : 0) + 1;
+			s->has = true;
+		}
+		else if (a->sact[j] == SIMPLE_SUM)
+		{
+			s->u.fx = a->snew[j];
+			s->has = true;
+		}
+	}
+	return AP_AGG_ADDED;
+}
+
+/*
+ * Aggregate one tuple (deformed values, after visibility and the filter).
+ * AP_AGG_ADDED, AP_AGG_FALLBACK (hand the TID to the host) or AP_AGG_FULL
+ * (flush every group, then call again).
+ */
+ApAggResult
+ap_agg_add(ApAgg *a, const ApValue *values)
+{
+	static const ApVal null_value;
+	static const AggState empty_state;
+	ApStatus	st;
+	size_t		keylen;
+	uint64_t	hash;
+	uint32_t	slot;
+	AggGroup   *g;
+	size_t		var_need = 0;
+
+	if (a->simple)
+	{
+		ApAggResult r = add_simple(a, values);
+
+		if (r != AGG_SIMPLE_GENERAL)
+			return r;
+	}
+	if ((a->flat == NULL || !ap_flat_eval(a->flat, values, a->evals, a->enull, NULL)) &&
+		ap_program_eval(&a->prog, values, a->evals, a->enull) != AP_OK)
+		return AP_AGG_FALLBACK;
+	keylen = serialize_key(a, &st, &hash);
+	if (st != AP_OK)
+		return AP_AGG_FALLBACK;
+	slot = find_slot(a, hash, a->keybuf, keylen);
+	g = a->index[slot];
+
+	/* every new state first: nothing changes if the tuple goes back */
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		AggSpec    *sp = &a->specs[j];
+		AggNext    *nx = &a->next[j];
+		const ApVal *arg = sp->arg >= 0 ? &a->evals[sp->arg] : &null_value;
+		bool		argnull = sp->arg >= 0 ? a->enull[sp->arg] : true;
+
+		nx->touch = true;
+		if (sp->filter >= 0)
+		{
+			/* only TRUE selects the row, as ExecQual */
+			if (a->enull[sp->filter] || a->evals[sp->filter].u.i == 0)
+			{
+				nx->touch = false;
+				continue;
+			}
+		}
+		if (next_state(a, sp, g ? &g->states[j] : &empty_state, arg, argnull, nx) != AP_OK)
+			return AP_AGG_FALLBACK;
+		if (nx->touch && nx->vdatum != NULL &&
+			(g == NULL || !g->states[j].has || g->states[j].u.v.cap < nx->vlen + 4))
+			var_need += AGG_ALIGN(nx->vlen + 4);
+	}
+
+	/* room for a new group, its index slot and variable-length states */
+	if (g == NULL)
+	{
+		ApAggResult r;
+
+		if ((g = new_group(a, slot, hash, keylen, var_need, &r)) == NULL)
+			return r;
+	}
+	else if (agg_used(a) + var_need > a->budget)
+		return AP_AGG_FULL;
+
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		AggNext    *nx = &a->next[j];
+		AggState   *s = &g->states[j];
+
+		if (!nx->touch)
+			continue;
+		if (nx->vdatum != NULL)
+		{
+			uint32_t	hdr = (nx->vlen + 4) << 2;
+
+			if (!s->has || s->u.v.cap < nx->vlen + 4)
+			{
+				/* space was checked above */
+				s->u.v.datum = arena_alloc(a, nx->vlen + 4);
+				s->u.v.cap = nx->vlen + 4;
+			}
+			memcpy(s->u.v.datum, &hdr, 4);
+			memcpy(s->u.v.datum + 4, nx->vdatum, nx->vlen);
+			s->u.v.len = nx->vlen + 4;
+			s->has = true;
+		}
+		else
+			*s = nx->st;
+	}
+	return AP_AGG_ADDED;
+}

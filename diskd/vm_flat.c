@@ -1,0 +1,414 @@
+/*
+ * vm_flat.c
+ *	  A flat, typed form of the computed projections for the hot loop of the
+ *	  aggregation: straight-line register code over 64-bit values.
+ *
+ * The tree interpreter (vm_eval.c) decides every case exactly, at the price
+ * of a dispatch, a memo probe and a 48-byte ApVal per node.  TPC-H's
+ * aggregates are a few numeric columns combined by + - * with constants
+ * (Q1's sum(l_extendedprice * (1 - l_discount) * (1 + l_tax))), whose
+ * values fit 64 bits by far.  For such programs we also compile this flat
+ * form: one instruction per distinct node (shared subexpressions once), a
+ * numeric register being a 64-bit coefficient plus its display scale.
+ *
+ * Rules of this file:
+ *  - The flat form is an accelerator, never a second definition: every
+ *    value it produces equals what ap_program_eval would produce for the
+ *    tuple (PostgreSQL's result scales: max of the scales for + and -, their
+ *    sum for *).  Whatever it cannot do at 64 bits (a numeric stored in the
+ *    long format or beyond 18 digits, an overflow, a compressed or external
+ *    string) makes ap_flat_eval return false, and the caller evaluates the
+ *    tuple with the tree interpreter, which decides it exactly.
+ *  - Only node kinds listed in flat_node compile; a program with anything
+ *    else gets no flat form (ap_flat_compile returns NULL).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric_i64.h"
+#include "vm_internal.h"
+
+#define FLAT_MAX_INS		64
+#define FLAT_MAX_SCALE		36	/* a product's scale beyond this: tree path */
+
+typedef enum FlatOp
+{
+	FO_NUMCOL,					/* numeric column -> coefficient, scale */
+	FO_INTCOL,					/* fixed-width integer-like column -> i */
+	FO_STRCOL,					/* text-like column -> payload pointer */
+	FO_CONST,					/* numeric or integer constant */
+	FO_ADD,
+	FO_SUB,
+	FO_MUL
+} FlatOp;
+
+typedef struct FlatIns
+{
+	uint8_t		op;				/* FlatOp */
+	uint8_t		kind;			/* ApTypeKind of the result */
+	int16_t		a;				/* argument registers (FO_ADD/SUB/MUL) */
+	int16_t		b;
+	int			attno;			/* FO_*COL */
+	int64_t		kcoef;			/* FO_CONST */
+	int			kscale;
+} FlatIns;
+
+/* A register: a value of the current tuple. */
+typedef struct FlatReg
+{
+	int64_t		i;				/* integer value or numeric coefficient */
+	const unsigned char *p;		/* FO_STRCOL payload */
+	uint32_t	len;
+	int16_t		scale;			/* numeric display scale */
+	bool		isnull;
+} FlatReg;
+
+struct ApFlat
+{
+	int			nins;			/* instruction i writes register i */
+	FlatIns		ins[FLAT_MAX_INS];
+	int			nout;
+	int16_t		out[FLAT_MAX_INS];	/* register of computed projection j */
+	uint8_t		out_kind[FLAT_MAX_INS];
+};
+
+typedef struct FlatCompile
+{
+	ApFlat	   *f;
+	const ApNode *node[FLAT_MAX_INS];	/* node compiled into register i */
+	int			memo_reg[FLAT_MAX_INS];	/* memo slot -> register, -1 none */
+} FlatCompile;
+
+static bool
+int_like(int k)
+{
+	return AP_IS_INT_KIND(k) || k == AP_TYPE_DATE || k == AP_TYPE_BOOL ||
+		k == AP_TYPE_TIMESTAMP || k == AP_TYPE_TIMESTAMPTZ;
+}
+
+/* Append an instruction; its register, or -1 when the form is full. */
+static int
+emit(FlatCompile *fc, const ApNode *n, const FlatIns *in)
+{
+	ApFlat	   *f = fc->f;
+
+	if (f->nins >= FLAT_MAX_INS)
+		return -1;
+	f->ins[f->nins] = *in;
+	fc->node[f->nins] = n;
+	if (n->memo >= 0 && n->memo < FLAT_MAX_INS)
+		fc->memo_reg[n->memo] = f->nins;
+	return f->nins++;
+}
+
+/* Register holding node n, compiling it (and its arguments) first; -1: no flat form. */
+static int
+flat_node(FlatCompile *fc, const ApNode *n, int depth)
+{
+	FlatIns		in = {0};
+
+	if (depth > 32)
+		return -1;
+	for (int i = 0; i < fc->f->nins; i++)
+		if (fc->node[i] == n)
+			return i;
+	if (n->memo >= 0)
+	{
+		if (n->memo >= FLAT_MAX_INS)
+			return -1;
+		if (fc->memo_reg[n->memo] >= 0)
+			return fc->memo_reg[n->memo];
+	}
+	in.kind = n->type_kind;
+	switch (n->kind)
+	{
+		case N_VAR:
+			in.attno = n->attno;
+			if (n->type_kind == AP_TYPE_NUMERIC)
+				in.op = FO_NUMCOL;
+			else if (int_like(n->type_kind))
+				in.op = FO_INTCOL;
+			else if (AP_IS_STR_KIND(n->type_kind))
+				in.op = FO_STRCOL;
+			else
+				return -1;
+			return emit(fc, n, &in);
+
+		case N_CONST:
+			if (n->konst.isnull || n->kev != AP_EV_VALUE)
+				return -1;
+			in.op = FO_CONST;
+			if (n->type_kind == AP_TYPE_NUMERIC)
+			{
+				if (n->kval.nform != AP_NF_FIXED ||
+					n->kval.u.fx.coef > INT64_MAX || n->kval.u.fx.coef < -INT64_MAX)
+					return -1;
+				in.kcoef = (int64_t) n->kval.u.fx.coef;
+				in.kscale = n->kval.u.fx.dscale;
+			}
+			else if (int_like(n->type_kind))
+				in.kcoef = n->kval.u.i;
+			else
+				return -1;
+			return emit(fc, n, &in);
+
+		case N_FUNC:
+			{
+				int			ra,
+							rb;
+
+				/* numeric + - * only: integer arithmetic has its own overflow rules */
+				if (n->type_kind != AP_TYPE_NUMERIC || n->nargs != 2 ||
+					n->args[0]->type_kind != AP_TYPE_NUMERIC ||
+					n->args[1]->type_kind != AP_TYPE_NUMERIC)
+					return -1;
+				if (n->fn == AP_FN_ADD)
+					in.op = FO_ADD;
+				else if (n->fn == AP_FN_SUB)
+					in.op = FO_SUB;
+				else if (n->fn == AP_FN_MUL)
+					in.op = FO_MUL;
+				else
+					return -1;
+				if ((ra = flat_node(fc, n->args[0], depth + 1)) < 0 ||
+					(rb = flat_node(fc, n->args[1], depth + 1)) < 0)
+					return -1;
+				in.a = (int16_t) ra;
+				in.b = (int16_t) rb;
+				return emit(fc, n, &in);
+			}
+
+		default:
+			return -1;
+	}
+}
+
+ApFlat *
+ap_flat_compile(const ApProgram *prog)
+{
+	FlatCompile fc;
+	ApFlat	   *f;
+
+	if (prog->nexprs <= 0 || prog->nexprs > FLAT_MAX_INS)
+		return NULL;
+	f = calloc(1, sizeof(ApFlat));
+	if (f == NULL)
+		return NULL;
+	memset(&fc, 0, sizeof(fc));
+	fc.f = f;
+	for (int i = 0; i < FLAT_MAX_INS; i++)
+		fc.memo_reg[i] = -1;
+	for (int j = 0; j < prog->nexprs; j++)
+	{
+		int			r = flat_node(&fc, prog->exprs[j]->root, 0);
+
+		/* the projection's declared kind must be the value's own */
+		if (r < 0 || f->ins[r].kind != prog->expr_cols[j].type_kind)
+		{
+			free(f);
+			return NULL;
+		}
+		f->out[j] = (int16_t) r;
+		f->out_kind[j] = prog->expr_cols[j].type_kind;
+	}
+	f->nout = prog->nexprs;
+	return f;
+}
+
+void
+ap_flat_free(ApFlat *f)
+{
+	free(f);
+}
+
+/* Align two numeric registers to the larger scale; false on overflow. */
+static inline bool
+align_scales(const FlatReg *x, const FlatReg *y, int64_t *cx, int64_t *cy, int16_t *scale)
+{
+	static const int64_t p10[19] = {
+		INT64_C(1), INT64_C(10), INT64_C(100), INT64_C(1000), INT64_C(10000),
+		INT64_C(100000), INT64_C(1000000), INT64_C(10000000), INT64_C(100000000),
+		INT64_C(1000000000), INT64_C(10000000000), INT64_C(100000000000),
+		INT64_C(1000000000000), INT64_C(10000000000000), INT64_C(100000000000000),
+		INT64_C(1000000000000000), INT64_C(10000000000000000),
+		INT64_C(100000000000000000), INT64_C(1000000000000000000)
+	};
+	int			d = x->scale - y->scale;
+
+	*cx = x->i;
+	*cy = y->i;
+	*scale = x->scale;
+	if (d == 0)
+		return true;
+	if (d > 0)
+		return d <= 18 && !__builtin_mul_overflow(y->i, p10[d], cy);
+	*scale = y->scale;
+	return -d <= 18 && !__builtin_mul_overflow(x->i, p10[-d], cx);
+}
+
+/* Payload of a stored varlena without decompressing; false if it would need to. */
+static inline bool
+str_payload(const unsigned char *p, const unsigned char **data, uint32_t *len)
+{
+	/* the short header of every small value on a page (VARATT_IS_1B, not external) */
+	if ((p[0] & 0x01) == 0x01 && p[0] != 0x01)
+	{
+		*data = p + 1;
+		*len = ((uint32_t) p[0] >> 1) - 1;
+		return true;
+	}
+	return ap_varlena_payload(p, NULL, 0, data, len) == AP_OK;
+}
+
+bool
+ap_flat_eval(const ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
+			 ApFlatNum *num)
+{
+	FlatReg		r[FLAT_MAX_INS];
+
+	for (int i = 0; i < f->nins; i++)
+	{
+		const FlatIns *in = &f->ins[i];
+		FlatReg    *d = &r[i];
+
+		d->isnull = false;
+		switch ((FlatOp) in->op)
+		{
+			case FO_NUMCOL:
+				{
+					const ApValue *v = &values[in->attno - 1];
+					const unsigned char *p;
+					uint32_t	len;
+					int			ds;
+
+					if (v->isnull)
+					{
+						d->isnull = true;
+						break;
+					}
+					if (!str_payload(v->ptr, &p, &len) ||
+						!ap_numeric_payload_i64(p, len, &d->i, &ds))
+						return false;
+					d->scale = (int16_t) ds;
+					break;
+				}
+			case FO_INTCOL:
+				{
+					const ApValue *v = &values[in->attno - 1];
+
+					if (v->isnull)
+					{
+						d->isnull = true;
+						break;
+					}
+					switch (in->kind)
+					{
+						case AP_TYPE_BOOL:
+							d->i = v->ptr[0] != 0;
+							break;
+						case AP_TYPE_INT2:
+							{
+								int16_t		x;
+
+								memcpy(&x, v->ptr, sizeof(x));
+								d->i = x;
+								break;
+							}
+						case AP_TYPE_INT4:
+						case AP_TYPE_DATE:
+							{
+								int32_t		x;
+
+								memcpy(&x, v->ptr, sizeof(x));
+								d->i = x;
+								break;
+							}
+						default:
+							memcpy(&d->i, v->ptr, sizeof(int64_t));
+							break;
+					}
+					break;
+				}
+			case FO_STRCOL:
+				{
+					const ApValue *v = &values[in->attno - 1];
+
+					if (v->isnull)
+					{
+						d->isnull = true;
+						break;
+					}
+					if (!str_payload(v->ptr, &d->p, &d->len))
+						return false;
+					break;
+				}
+			case FO_CONST:
+				d->i = in->kcoef;
+				d->scale = (int16_t) in->kscale;
+				break;
+			case FO_ADD:
+			case FO_SUB:
+			case FO_MUL:
+				{
+					const FlatReg *x = &r[in->a];
+					const FlatReg *y = &r[in->b];
+
+					if (x->isnull || y->isnull)
+					{
+						d->isnull = true;
+						break;
+					}
+					if (in->op == FO_MUL)
+					{
+						d->scale = (int16_t) (x->scale + y->scale);
+						if (d->scale > FLAT_MAX_SCALE ||
+							__builtin_mul_overflow(x->i, y->i, &d->i))
+							return false;
+					}
+					else
+					{
+						int64_t		cx,
+									cy;
+
+						if (!align_scales(x, y, &cx, &cy, &d->scale))
+							return false;
+						if (in->op == FO_ADD ? __builtin_add_overflow(cx, cy, &d->i) :
+							__builtin_sub_overflow(cx, cy, &d->i))
+							return false;
+					}
+					break;
+				}
+		}
+	}
+
+	for (int j = 0; j < f->nout; j++)
+	{
+		const FlatReg *s = &r[f->out[j]];
+		ApVal	   *o = &out[j];
+
+		o->kind = f->out_kind[j];
+		isnull[j] = s->isnull;
+		if (s->isnull)
+			continue;
+		if (o->kind == AP_TYPE_NUMERIC && num != NULL)
+		{
+			num[j].coef = s->i;
+			num[j].dscale = s->scale;
+		}
+		else if (o->kind == AP_TYPE_NUMERIC)
+		{
+			o->nform = AP_NF_FIXED;
+			o->special = 0;
+			o->u.fx.coef = (ap_i128) s->i;
+			o->u.fx.dscale = s->scale;
+		}
+		else if (AP_IS_STR_KIND(o->kind))
+		{
+			o->u.s.p = s->p;
+			o->u.s.len = s->len;
+		}
+		else
+			o->u.i = s->i;
+	}
+	return true;
+}
