@@ -22,6 +22,16 @@
 #define AP_NI64_WMASK			0x003F
 #define AP_NI64_NBASE			10000
 
+/* 10^0 .. 10^18 */
+static const int64_t ap_pow10_i64[19] = {
+	INT64_C(1), INT64_C(10), INT64_C(100), INT64_C(1000), INT64_C(10000),
+	INT64_C(100000), INT64_C(1000000), INT64_C(10000000), INT64_C(100000000),
+	INT64_C(1000000000), INT64_C(10000000000), INT64_C(100000000000),
+	INT64_C(1000000000000), INT64_C(10000000000000), INT64_C(100000000000000),
+	INT64_C(1000000000000000), INT64_C(10000000000000000),
+	INT64_C(100000000000000000), INT64_C(1000000000000000000)
+};
+
 /*
  * payload/len: the numeric's bytes after the varlena header.  true with
  * *coef, *dscale set if the value is that case and exact at its display
@@ -32,14 +42,6 @@ static inline __attribute__((always_inline)) bool
 ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef,
 					   int *dscale)
 {
-	static const int64_t p10[19] = {
-		INT64_C(1), INT64_C(10), INT64_C(100), INT64_C(1000), INT64_C(10000),
-		INT64_C(100000), INT64_C(1000000), INT64_C(10000000), INT64_C(100000000),
-		INT64_C(1000000000), INT64_C(10000000000), INT64_C(100000000000),
-		INT64_C(1000000000000), INT64_C(10000000000000), INT64_C(100000000000000),
-		INT64_C(1000000000000000), INT64_C(10000000000000000),
-		INT64_C(100000000000000000), INT64_C(1000000000000000000)
-	};
 	uint16_t	h;
 	int			ndigits;
 	int			ds;
@@ -100,12 +102,12 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 		default:
 			acc = acc * AP_NI64_NBASE + last;
 			if (e >= 0)
-				acc *= p10[e];
+				acc *= ap_pow10_i64[e];
 			else
 			{
-				if (acc % p10[-e] != 0)
+				if (acc % ap_pow10_i64[-e] != 0)
 					return false;
-				acc /= p10[-e];
+				acc /= ap_pow10_i64[-e];
 			}
 			break;
 	}

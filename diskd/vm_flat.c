@@ -225,14 +225,6 @@ ap_flat_free(ApFlat *f)
 static inline bool
 align_scales(const FlatReg *x, const FlatReg *y, int64_t *cx, int64_t *cy, int16_t *scale)
 {
-	static const int64_t p10[19] = {
-		INT64_C(1), INT64_C(10), INT64_C(100), INT64_C(1000), INT64_C(10000),
-		INT64_C(100000), INT64_C(1000000), INT64_C(10000000), INT64_C(100000000),
-		INT64_C(1000000000), INT64_C(10000000000), INT64_C(100000000000),
-		INT64_C(1000000000000), INT64_C(10000000000000), INT64_C(100000000000000),
-		INT64_C(1000000000000000), INT64_C(10000000000000000),
-		INT64_C(100000000000000000), INT64_C(1000000000000000000)
-	};
 	int			d = x->scale - y->scale;
 
 	*cx = x->i;
@@ -241,9 +233,9 @@ align_scales(const FlatReg *x, const FlatReg *y, int64_t *cx, int64_t *cy, int16
 	if (d == 0)
 		return true;
 	if (d > 0)
-		return d <= 18 && !__builtin_mul_overflow(y->i, p10[d], cy);
+		return d <= 18 && !__builtin_mul_overflow(y->i, ap_pow10_i64[d], cy);
 	*scale = y->scale;
-	return -d <= 18 && !__builtin_mul_overflow(x->i, p10[-d], cx);
+	return -d <= 18 && !__builtin_mul_overflow(x->i, ap_pow10_i64[-d], cx);
 }
 
 /* Payload of a stored varlena without decompressing; false if it would need to. */
