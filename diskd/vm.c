@@ -548,6 +548,18 @@ specialise_op(ApNode *n)
 		/* cmp(const, var) = -cmp(var, const): swap the < and > bits */
 		mask = (uint8_t) ((mask & 2) | ((mask & 1) << 2) | ((mask & 4) >> 2));
 	}
+	/* two integer-like columns (l_commitdate < l_receiptdate) */
+	if (var->kind == N_VAR && k->kind == N_VAR &&
+		(n->cmp == AP_CMP_INT || n->cmp == AP_CMP_DATE || n->cmp == AP_CMP_TS ||
+		 n->cmp == AP_CMP_BOOL) &&
+		var->type_kind == k->type_kind)
+	{
+		n->fast = FC_INT_COLS;
+		n->fmask = mask;
+		n->fvar = var;
+		n->fvar2 = k;
+		return;
+	}
 	if (var->kind != N_VAR || k->kind != N_CONST || k->konst.isnull ||
 		k->kev != AP_EV_VALUE)
 		return;
@@ -586,6 +598,21 @@ specialise_op(ApNode *n)
 				return;
 			n->fast = FC_NUMERIC;
 			break;
+		case AP_CMP_BPCHAR:
+		case AP_CMP_TEXT:
+			{
+				uint32_t	len = k->kval.u.s.len;
+
+				if (!AP_IS_STR_KIND(var->type_kind))
+					return;
+				n->fbpchar = n->cmp == AP_CMP_BPCHAR;
+				/* bpchar: trailing spaces are padding on both sides */
+				while (n->fbpchar && len > 0 && k->kval.u.s.p[len - 1] == ' ')
+					len--;
+				n->fast = FC_STR;
+				n->fconst = len;
+				break;
+			}
 		default:
 			return;
 	}

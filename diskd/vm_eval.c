@@ -356,6 +356,41 @@ apply_op(int op, int c)
  * from its datum (numeric through its memo slot, decoded once per tuple) and
  * compared with the pre-decoded constant, exactly as eval_op would.
  */
+static ApTri eval_op(const ApNode *n, ApEvalCtx *cx);
+
+/* An integer-like column's value (kinds BOOL, INT2, INT4, DATE, INT8, TIMESTAMP*). */
+static inline int64_t
+int_datum(int kind, const unsigned char *p)
+{
+	switch (kind)
+	{
+		case AP_TYPE_BOOL:
+			return p[0] != 0;
+		case AP_TYPE_INT2:
+			{
+				int16_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+		default:
+			{
+				int64_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+	}
+}
+
 static inline ApTri
 eval_fast(const ApNode *n, ApEvalCtx *cx)
 {
@@ -363,7 +398,39 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 	const ApValue *v;
 	int			c;
 
-	if (n->fast == FC_NUMERIC)
+	if (n->fast == FC_STR)
+	{
+		const unsigned char *p;
+		uint32_t	len;
+
+		v = &cx->values[var->attno - 1];
+		if (v->isnull)
+			return AP_NULL;
+		/* a short inline value; anything else (compressed, 4-byte header) the generic way */
+		if ((v->ptr[0] & 0x01) == 0 || v->ptr[0] == 0x01)
+			return eval_op(n, cx);
+		p = v->ptr + 1;
+		len = ((uint32_t) v->ptr[0] >> 1) - 1;
+		if (n->fbpchar)
+			len = bpchar_len(p, len);
+		/* = and <> need no bytes when the lengths differ; most others differ in the first */
+		if ((n->fmask == 2 || n->fmask == 5) && len != (uint32_t) n->fconst)
+			c = 1;
+		else if (len > 0 && n->fconst > 0 && p[0] != n->fkonst->kval.u.s.p[0])
+			c = p[0] < n->fkonst->kval.u.s.p[0] ? -1 : 1;
+		else
+			c = cmp_bytes(p, len, n->fkonst->kval.u.s.p, (uint32_t) n->fconst);
+	}
+	else if (n->fast == FC_INT_COLS)
+	{
+		const ApValue *w = &cx->values[n->fvar2->attno - 1];
+
+		v = &cx->values[var->attno - 1];
+		if (v->isnull || w->isnull)
+			return AP_NULL;
+		c = cmp_i64(int_datum(var->type_kind, v->ptr), int_datum(var->type_kind, w->ptr));
+	}
+	else if (n->fast == FC_NUMERIC)
 	{
 		ApVal		a;
 		ApEv		r = eval_value(var, cx, &a);
@@ -397,34 +464,8 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 		}
 		else
 		{
-			int64_t		x;
+			int64_t		x = int_datum(var->type_kind, v->ptr);
 
-			switch (var->type_kind)
-			{
-				case AP_TYPE_BOOL:
-					x = v->ptr[0] != 0;
-					break;
-				case AP_TYPE_INT2:
-					{
-						int16_t		y;
-
-						memcpy(&y, v->ptr, sizeof(y));
-						x = y;
-						break;
-					}
-				case AP_TYPE_INT4:
-				case AP_TYPE_DATE:
-					{
-						int32_t		y;
-
-						memcpy(&y, v->ptr, sizeof(y));
-						x = y;
-						break;
-					}
-				default:
-					memcpy(&x, v->ptr, sizeof(x));
-					break;
-			}
 			if (n->fast == FC_DATE_TS && !ap_vm_date_to_ts((int32_t) x, &x))
 				return AP_TRI_FALLBACK;
 			c = cmp_i64(x, n->fconst);

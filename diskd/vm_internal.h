@@ -131,7 +131,9 @@ typedef enum ApFastCmp
 	FC_INT,						/* int/date/timestamp/bool column vs integer constant */
 	FC_DATE_TS,					/* date column vs timestamp constant */
 	FC_FLOAT,					/* float column vs float constant */
-	FC_NUMERIC					/* numeric column vs finite fixed-point constant */
+	FC_NUMERIC,					/* numeric column vs finite fixed-point constant */
+	FC_STR,						/* text-like column vs string constant (bpchar: fbpchar) */
+	FC_INT_COLS					/* two integer-like columns (fvar, fvar2) */
 } ApFastCmp;
 
 /* One node of a compiled expression. */
@@ -156,6 +158,8 @@ typedef struct ApNode
 	uint8_t		fmask;			/* N_OP fast: result bits for c < 0, = 0, > 0 */
 	int64_t		fconst;			/* N_OP fast integer-like: the constant, converted */
 	const struct ApNode *fvar;	/* N_OP fast: the Var argument */
+	const struct ApNode *fvar2; /* N_OP FC_INT_COLS: the second Var */
+	bool		fbpchar;		/* N_OP FC_STR: bpchar semantics (fconst: trimmed length) */
 	const struct ApNode *fkonst;	/* N_OP fast: the Const argument */
 	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
 	uint32_t	hash;			/* structural hash (common subexpressions) */

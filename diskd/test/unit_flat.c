@@ -1,7 +1,9 @@
 /*
  * unit_flat.c
- *	  The flat 64-bit form of aggregation programs (vm_flat.c) against the
- *	  tree interpreter (vm_eval.c), which is the definition.
+ *	  The VM's specialised paths against its generic interpreter, which is
+ *	  the definition: the flat 64-bit form of aggregation programs
+ *	  (vm_flat.c) and the fast comparisons of a column with a string
+ *	  constant or of two integer-like columns (vm_eval.c's eval_fast).
  *
  * Rules of this file:
  *  - Random trees of + - * over numeric columns and constants are compiled
@@ -13,6 +15,10 @@
  *    declines the ones it must (overflow, more than four base-10000 digits,
  *    invalid digits).
  *  - Programs with anything else (division, comparisons) get no flat form.
+ *  - Fast comparisons: every operator, both argument orders, bpchar and text
+ *    semantics, trailing spaces, empty strings, NULLs and values with a
+ *    4-byte header give the generic path's answer (the constant wrapped in
+ *    COALESCE, which is never specialised).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -308,11 +314,208 @@ test_fixed_cases(void)
 	tfree_all();
 }
 
+/* ---- fast comparisons ---- */
+
+/* 1 bpchar  2 text  3 date  4 date */
+static ApColumn scols[4];
+static ApTupleDesc sdesc = {4, scols, 0};
+static ApValue svals[4];
+static unsigned char sstore[4][64];
+
+static ActivePg__Expr *
+str_const(int kind, const char *s)
+{
+	unsigned char buf[64];
+	size_t		n = strlen(s);
+
+	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
+	memcpy(buf + 1, s, n);
+	return E_const(kind, buf, n + 1, false);
+}
+
+static ActivePg__Expr *
+coalesce1(int kind, ActivePg__Expr *arg)
+{
+	ActivePg__Expr *e = talloc(sizeof(*e));
+	ActivePg__CoalesceExpr *ce = talloc(sizeof(*ce));
+	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
+	ActivePg__CoalesceExpr cinit = ACTIVE_PG__COALESCE_EXPR__INIT;
+
+	*e = einit;
+	*ce = cinit;
+	ce->n_args = 1;
+	ce->args = talloc(sizeof(ActivePg__Expr *));
+	ce->args[0] = arg;
+	ce->result_kind = (uint32_t) kind;
+	e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
+	e->coalesce = ce;
+	return e;
+}
+
+static ActivePg__Expr *
+cmp_op(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
+{
+	ActivePg__Expr *e = talloc(sizeof(*e));
+	ActivePg__OpExpr *o = talloc(sizeof(*o));
+	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
+	ActivePg__OpExpr oinit = ACTIVE_PG__OP_EXPR__INIT;
+
+	*e = einit;
+	*o = oinit;
+	o->op = (uint32_t) op;
+	o->cmp = (uint32_t) cmp;
+	o->n_args = 2;
+	o->args = talloc(2 * sizeof(ActivePg__Expr *));
+	o->args[0] = a;
+	o->args[1] = b;
+	e->node_case = ACTIVE_PG__EXPR__NODE_OP;
+	e->op = o;
+	return e;
+}
+
+/* The filter's answer; *fast says whether its root was specialised. */
+static ApTri
+run_filter(ActivePg__Expr *e, bool *fast)
+{
+	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+	ApProgram	prog;
+	ApTri		t;
+
+	msg.filter = e;
+	if (ap_program_compile(&msg, &sdesc, &prog) != 0)
+	{
+		CHECK(false);
+		return AP_TRI_FALLBACK;
+	}
+	*fast = prog.filter->root->fast != FC_NONE;
+	t = ap_program_filter(&prog, svals);
+	ap_program_free(&prog);
+	return t;
+}
+
+/* A stored string in column c: 1-byte header, or 4-byte header when wide. */
+static void
+set_str(int c, const char *s, bool wide)
+{
+	size_t		n = strlen(s);
+
+	svals[c].isnull = s == NULL;
+	if (wide)
+	{
+		uint32_t	hdr = (uint32_t) (n + 4) << 2;
+
+		memcpy(sstore[c], &hdr, 4);
+		memcpy(sstore[c] + 4, s, n);
+		svals[c].len = (uint32_t) n + 4;
+	}
+	else
+	{
+		sstore[c][0] = (unsigned char) (((n + 1) << 1) | 1);
+		memcpy(sstore[c] + 1, s, n);
+		svals[c].len = (uint32_t) n + 1;
+	}
+	svals[c].ptr = sstore[c];
+}
+
+static void
+test_fast_compare(void)
+{
+	static const char *const strs[] = {"", " ", "MAIL", "MAIL ", "MAIL   ", "MAI", "MAILX",
+	"SHIP", "mail", "A", "ZZ"};
+	static const int ops[] = {AP_OP_EQ, AP_OP_NE, AP_OP_LT, AP_OP_LE, AP_OP_GT, AP_OP_GE};
+	int			nstr = (int) (sizeof(strs) / sizeof(strs[0]));
+	long		fast_seen = 0;
+
+	scols[0] = (ApColumn) {.attlen = -1, .attalign = 'i', .type_kind = AP_TYPE_BPCHAR};
+	scols[1] = (ApColumn) {.attlen = -1, .attalign = 'i', .type_kind = AP_TYPE_TEXT};
+	scols[2] = (ApColumn) {.attlen = 4, .attalign = 'i', .attbyval = true, .type_kind = AP_TYPE_DATE};
+	scols[3] = scols[2];
+
+	for (int col = 0; col < 2; col++)
+	{
+		int			kind = col == 0 ? AP_TYPE_BPCHAR : AP_TYPE_TEXT;
+		int			cmp = col == 0 ? AP_CMP_BPCHAR : AP_CMP_TEXT;
+
+		for (int vi = -1; vi < nstr; vi++)
+			for (int wide = 0; wide < 2; wide++)
+				for (int ki = 0; ki < nstr; ki++)
+					for (int oi = 0; oi < 6; oi++)
+						for (int swap = 0; swap < 2; swap++)
+						{
+							ActivePg__Expr *fa,
+									   *ga;
+							bool		f1,
+										f2;
+							ApTri		t1,
+										t2;
+
+							if (vi < 0)
+							{
+								svals[col].isnull = true;
+								svals[col].ptr = NULL;
+							}
+							else
+								set_str(col, strs[vi], wide);
+							fa = swap ? cmp_op(ops[oi], cmp, str_const(kind, strs[ki]), E_var(col + 1)) :
+								cmp_op(ops[oi], cmp, E_var(col + 1), str_const(kind, strs[ki]));
+							ga = swap ? cmp_op(ops[oi], cmp, coalesce1(kind, str_const(kind, strs[ki])), E_var(col + 1)) :
+								cmp_op(ops[oi], cmp, E_var(col + 1), coalesce1(kind, str_const(kind, strs[ki])));
+							t1 = run_filter(fa, &f1);
+							t2 = run_filter(ga, &f2);
+							CHECK(f1);
+							CHECK(!f2);
+							CHECK_EQ(t1, t2);
+							fast_seen += f1;
+						}
+		svals[col].isnull = true;
+	}
+
+	/* two date columns, every operator, with NULLs */
+	{
+		static const int32_t days[] = {-5, 0, 7, 7, 10000};
+
+		for (int i = -1; i < 5; i++)
+			for (int j = -1; j < 5; j++)
+				for (int oi = 0; oi < 6; oi++)
+				{
+					static int32_t d1,
+								d2;
+					bool		f1,
+								f2;
+					ApTri		t1,
+								t2;
+
+					d1 = i >= 0 ? days[i] : 0;
+					d2 = j >= 0 ? days[j] : 0;
+					svals[2] = (ApValue) {(const unsigned char *) &d1, 4, i < 0};
+					svals[3] = (ApValue) {(const unsigned char *) &d2, 4, j < 0};
+					t1 = run_filter(cmp_op(ops[oi], AP_CMP_DATE, E_var(3), E_var(4)), &f1);
+					t2 = run_filter(cmp_op(ops[oi], AP_CMP_DATE, E_var(3),
+										   coalesce1(AP_TYPE_DATE, E_var(4))), &f2);
+					CHECK(f1);
+					CHECK(!f2);
+					CHECK_EQ(t1, t2);
+					if (i >= 0 && j >= 0)
+						CHECK_EQ(t1, ((ops[oi] == AP_OP_EQ && d1 == d2) ||
+									  (ops[oi] == AP_OP_NE && d1 != d2) ||
+									  (ops[oi] == AP_OP_LT && d1 < d2) ||
+									  (ops[oi] == AP_OP_LE && d1 <= d2) ||
+									  (ops[oi] == AP_OP_GT && d1 > d2) ||
+									  (ops[oi] == AP_OP_GE && d1 >= d2)) ? AP_TRUE : AP_FALSE);
+					else
+						CHECK_EQ(t1, AP_NULL);
+				}
+	}
+	tfree_all();
+	printf("fast string comparisons checked: %ld\n", fast_seen);
+}
+
 int
 main(void)
 {
 	setup();
 	test_fixed_cases();
 	test_random_programs();
+	test_fast_compare();
 	return TEST_DONE();
 }
