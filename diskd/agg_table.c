@@ -151,6 +151,16 @@ serialize_key(ApAgg *a, ApStatus *st, uint64_t *hash)
 			if (len > 0)
 				memcpy(a->keybuf + off + 4, data, len);
 			off += 4 + len;
+			if (len <= 7)
+			{
+				/* short keys (Q1's flags): length and bytes in one word */
+				uint64_t	w = len;
+
+				for (uint32_t b = 0; b < len; b++)
+					w |= (uint64_t) data[b] << (8 * (b + 1));
+				h = hash_mix(h, w);
+				continue;
+			}
 			h = hash_mix(h, UINT64_C(0x100000000) | len);
 			for (j = 0; j + 8 <= len; j += 8)
 			{
