@@ -110,6 +110,8 @@ typedef enum ApScanPrivateIndex
 
 extern CustomScanMethods ApScanPlanMethods;
 void		ApPlannerInit(void);
+/* Would ActiveScan be offered for this base rel (planner.c)? */
+bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
 
 /* ---------- encode.c ---------- */
 

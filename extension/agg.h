@@ -45,6 +45,7 @@ typedef enum ApAggPrivateIndex
 	AP_AGG_PRIV_NKEYS,			/* Integer: leading group-key columns of the scan tlist */
 	AP_AGG_PRIV_EQOPS,			/* OidList: equality operator of each key */
 	AP_AGG_PRIV_NGROUPS,		/* Integer: estimated groups (hash table size) */
+	AP_AGG_PRIV_MODEL,			/* List of Float: the cost model's prediction (model.h) */
 	AP_AGG_PRIV_COUNT
 } ApAggPrivateIndex;
 

@@ -55,6 +55,7 @@
 
 #include "agg.h"
 #include "exec.h"
+#include "model.h"
 
 /* Poll the disks (non-blocking) every this many host-aggregated tuples. */
 #define AP_AGG_POLL_EVERY			1024
@@ -770,6 +771,8 @@ ap_agg_fill(ApAggState *s)
 	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
 				   ap_agg_on_frame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
+	/* the disks' cycles per byte of aggregation teach the cost model */
+	s->ds.model_op = AP_MODEL_OP_AGG;
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))
@@ -1055,6 +1058,11 @@ ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Disks", NULL, ndisks, es);
 		ExplainPropertyInteger("Disk Aggregate Memory", "kB", active_pg_disk_agg_mem, es);
 	}
+	/* the prediction is a cost: shown with costs only (tests use COSTS OFF) */
+	if (es->verbose && es->costs)
+		ApModelExplain((List *) list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
+										 AP_AGG_PRIV_MODEL),
+					   AP_SCAN_MODE_ACTIVE, es);
 	if (es->analyze && (s->host.pushdown_scans > 0 || s->host.host_mode_scans > 0))
 		ap_agg_explain_analyze(s, es);
 }

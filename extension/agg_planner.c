@@ -5,10 +5,11 @@
  * When ActiveAgg is offered (on UPPERREL_GROUP_AGG, and on UPPERREL_DISTINCT
  * for a SELECT DISTINCT without aggregates, after PostgreSQL's own
  * paths; modelled on postgres_fdw's foreign_grouping_ok):
- *	- the input is one plain base relation for which the planner offered an
- *	  ActiveScan path (so every eligibility rule of planner.c holds) and all
- *	  of whose restriction clauses run on the disks (a host qual must filter
- *	  before aggregating, which the disks cannot wait for);
+ *	- the input is one plain base relation for which the planner offers an
+ *	  ActiveScan path (ApScanEligible: every eligibility rule of planner.c
+ *	  holds, whether or not that path survived add_path) and all of whose
+ *	  restriction clauses run on the disks (a host qual must filter before
+ *	  aggregating, which the disks cannot wait for);
  *	- no grouping sets, no set-returning functions, no SubPlans in the
  *	  grouped target or HAVING, no partitionwise aggregation;
  *	- every GROUP BY expression is one the disk evaluates exactly and is
@@ -21,10 +22,12 @@
  *	  spill to disk as HashAggregate does.
  * Otherwise nothing is added and PostgreSQL's Agg runs over ActiveScan.
  *
- * Cost: the ActiveScan model of planner.c (startup, disk reads and disk CPU
- * divided among the disks) plus the disks' aggregation work, plus the host's
- * merge of one partial group per disk and group.  Rows are read from the
- * disks only once every disk is done, so startup cost = total cost.
+ * Cost: seed 001's throughput model (model.c, AP_MODEL_OP_AGG), as for
+ * ActiveScan: the disks read and aggregate (their measured cycles per byte of
+ * aggregation), ship their partial groups when they finish (or when their
+ * table fills), and the host merges and finalizes them after the scan; see
+ * ap_agg_cost for the exchange rate into cost units.  Rows come only once
+ * every disk is done, so startup cost = total cost.
  * active_pg.force_pushdown makes ActiveAgg the only path of the grouped rel.
  */
 #include "postgres.h"
@@ -41,6 +44,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/planner.h"
+#include "optimizer/prep.h"
 #include "optimizer/restrictinfo.h"
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
@@ -52,12 +56,9 @@
 
 #include "agg.h"
 #include "client.h"
+#include "model.h"
 #include "shippable.h"
 
-/* Smallest disk CPU ratio the cost model divides by (as planner.c). */
-#define AP_AGG_CPU_RATIO_MIN		0.001
-#define AP_AGG_STARTUP_COST			100.0
-#define AP_AGG_STARTUP_PER_DISK		25.0
 /* Host bytes per group and per state beyond the keys (hash entry, states). */
 #define AP_AGG_GROUP_OVERHEAD		32
 
@@ -71,6 +72,7 @@ typedef enum ApAggPathIndex
 	AP_AGG_PATH_EQOPS,			/* OidList */
 	AP_AGG_PATH_NGROUPS,		/* Integer */
 	AP_AGG_PATH_RELID,			/* Integer: the input relation */
+	AP_AGG_PATH_MODEL,			/* List of Float: the cost model's prediction */
 	AP_AGG_PATH_COUNT
 } ApAggPathIndex;
 
@@ -245,26 +247,6 @@ ApAggClassify(PlannerInfo *root, RelOptInfo *rel, Aggref *aggref, ApAggInfo *inf
 
 /* ---------------- the path ---------------- */
 
-/* The ActiveScan path planner.c offered for the input rel, or NULL. */
-static CustomPath *
-ap_find_scan_path(RelOptInfo *input_rel)
-{
-	ListCell   *lc;
-
-	foreach(lc, input_rel->pathlist)
-	{
-		Path	   *path = (Path *) lfirst(lc);
-
-		/* a computed scan/join target wraps the scan in a projection */
-		if (IsA(path, ProjectionPath))
-			path = ((ProjectionPath *) path)->subpath;
-		if (IsA(path, CustomPath) &&
-			strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0)
-			return (CustomPath *) path;
-	}
-	return NULL;
-}
-
 /* Index of expr in keys (equal()), or -1. */
 static int
 ap_key_index(List *keys, Node *expr)
@@ -321,38 +303,153 @@ ap_collect_aggrefs(PlannerInfo *root, RelOptInfo *rel, Node *expr, List *keys,
 	return true;
 }
 
-/* Cost the path after planner.c's ActiveScan model (see the file header). */
-static void
-ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, int nkeys,
-			int naggs, double ngroups, PathTarget *target, Path *path)
+/* Estimated bytes of one value of expr (a column's statistics, else its type's). */
+static int
+ap_expr_width(RelOptInfo *rel, Expr *expr)
 {
-	int			ndisks = Max(ApConfiguredDiskCount(), 1);
-	double		cpu_ratio = Max(active_pg_disk_cpu_ratio, AP_AGG_CPU_RATIO_MIN);
+	if (IsA(expr, Var))
+	{
+		Var		   *v = (Var *) expr;
+
+		if (v->varno == rel->relid && v->varattno >= rel->min_attr &&
+			v->varattno <= rel->max_attr &&
+			rel->attr_widths[v->varattno - rel->min_attr] > 0)
+			return rel->attr_widths[v->varattno - rel->min_attr];
+	}
+	return get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
+}
+
+/*
+ * The disk states of one Aggref: how many (avg has a sum and a count) and
+ * their bytes on the wire (proto/ap_rows.h: counts int8, numeric sums a
+ * short numeric, float sums their width, min/max the value).
+ */
+static int
+ap_agg_state_bytes(RelOptInfo *rel, Aggref *aggref, int *nstates)
+{
+	ApAggInfo	info;
+
+	*nstates = 1;
+	if (!ap_agg_map(aggref, &info))
+		return 8;
+	switch (info.final)
+	{
+		case AP_FINAL_COUNT:
+			return 8;
+		case AP_FINAL_SUM_INT8:
+		case AP_FINAL_SUM_NUMERIC:
+			return 16;
+		case AP_FINAL_SUM_FLOAT:
+			return info.arg_kind == AP_TYPE_FLOAT4 ? 4 : 8;
+		case AP_FINAL_AVG_NUMERIC:
+			*nstates = 2;
+			return 16 + 8;
+		case AP_FINAL_AVG_FLOAT:
+			*nstates = 2;
+			return 8 + 8;
+		case AP_FINAL_STATE:
+			break;
+	}
+	return info.arg != NULL ? ap_expr_width(rel, info.arg) : 8;
+}
+
+/*
+ * Cost the path with the throughput model (model.c, AP_MODEL_OP_AGG) and keep
+ * the prediction in the path for EXPLAIN.
+ *
+ * The exchange rate between the model's seconds and PostgreSQL's cost units
+ * is, as for ActiveScan, the plan both sides know: PostgreSQL's own hashed
+ * aggregation over a Seq Scan of the same input.  Its cost is cost_seqscan's
+ * plus what cost_agg charges for a hashed aggregation that does not spill
+ * (transition functions and one operator per key per input row, the final
+ * functions and a tuple per group), and the model predicts its time (t_trad,
+ * the host doing everything).  So ActiveAgg costs that plan's cost times
+ * t_active / t_trad: it beats PostgreSQL's Agg over a Seq Scan exactly when
+ * the model says so, and stands to an Agg over ActiveScan (whose scan is
+ * costed by the same model) as the two predictions do.
+ */
+static void
+ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
+			List *aggrefs, List *having, const AggClauseCosts *aggcosts,
+			double ngroups, PathTarget *target, CustomPath *cpath)
+{
+	Path	   *path = &cpath->path;
+	int			nkeys = list_length(keys);
+	double		op_cost = Max(cpu_operator_cost, 1e-9);
 	double		spc_seq_page_cost;
 	QualCost	disk_qual;
+	QualCost	having_cost;
+	AggClauseCosts no_aggs;
 	Selectivity sel;
 	double		passed;
-	double		partials;
-	Cost		total;
+	double		key_bytes = 0;
+	double		state_bytes = 0;
+	int			nspecs = 0;
+	ApModelInput in;
+	ApModelResult m;
+	Cost		host_cost;
+	Cost		startup;
+	ListCell   *lc;
 
+	if (aggcosts == NULL)
+	{
+		MemSet(&no_aggs, 0, sizeof(no_aggs));
+		aggcosts = &no_aggs;
+	}
 	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
 	cost_qual_eval(&disk_qual, disk_ri, root);
+	cost_qual_eval(&having_cost, having, root);
 	sel = clauselist_selectivity(root, disk_ri, rel->relid, JOIN_INNER, NULL);
 	passed = clamp_row_est(rel->tuples * sel);
-	/* each disk ships at most every group once (more only after flushes) */
-	partials = Min(passed, ngroups * ndisks);
 
-	total = AP_AGG_STARTUP_COST + AP_AGG_STARTUP_PER_DISK * ndisks +
-		disk_qual.startup + target->cost.startup;
-	total += spc_seq_page_cost * rel->pages / ndisks;
-	total += ((cpu_tuple_cost + disk_qual.per_tuple) * rel->tuples +
-			  cpu_operator_cost * (nkeys + naggs) * passed) / (ndisks * cpu_ratio);
-	total += partials * (cpu_tuple_cost + cpu_operator_cost * (nkeys + naggs));
-	total += ngroups * (cpu_tuple_cost + target->cost.per_tuple);
+	foreach(lc, keys)
+		key_bytes += ap_expr_width(rel, (Expr *) lfirst(lc));
+	foreach(lc, aggrefs)
+	{
+		int			n;
 
-	path->rows = ngroups;
-	path->startup_cost = total;
-	path->total_cost = total;
+		state_bytes += ap_agg_state_bytes(rel, (Aggref *) lfirst(lc), &n);
+		nspecs += n;
+	}
+
+	memset(&in, 0, sizeof(in));
+	in.op = AP_MODEL_OP_AGG;
+	in.mode = AP_SCAN_MODE_ACTIVE;
+	in.ndisks = Max(ApConfiguredDiskCount(), 1);
+	in.pages = rel->pages;
+	in.tuples = rel->tuples;
+	in.rows_passed = passed;
+	in.groups = ngroups;
+	/* hashing the keys and the transition functions with their arguments */
+	in.agg_ops = nkeys + aggcosts->transCost.per_tuple / op_cost;
+	in.disk_ops = disk_qual.per_tuple / op_cost + sel * in.agg_ops;
+	in.merge_ops = nkeys + nspecs;
+	/* a partial group on the wire: row header, null bitmap, keys, states */
+	in.width_out = AP_ROW_HEADER_BYTES + (nkeys + nspecs + 7) / 8 + key_bytes + state_bytes;
+	/* and in a disk's hash table (diskd/agg.c: header, states, key, index) */
+	in.disk_group_bytes = 32 + 32 * nspecs + key_bytes;
+	in.disk_mem_bytes = (double) active_pg_disk_agg_mem * 1024.0;
+	if (active_pg_disk_memory_mb > 0)
+		in.disk_mem_bytes = Min(in.disk_mem_bytes, active_pg_disk_memory_mb * 1024.0 * 1024.0);
+	ApModelPredict(&in, &m);
+
+	/* PostgreSQL's HashAggregate over a Seq Scan: the exchange rate */
+	host_cost = spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + disk_qual.per_tuple) * rel->tuples +
+		aggcosts->transCost.startup +
+		(aggcosts->transCost.per_tuple + cpu_operator_cost * nkeys) * passed +
+		aggcosts->finalCost.startup +
+		(aggcosts->finalCost.per_tuple + cpu_tuple_cost) * ngroups;
+	startup = disk_qual.startup + having_cost.startup + target->cost.startup;
+
+	/* rows come only once every disk is done: startup cost = total cost */
+	path->rows = having != NIL ?
+		clamp_row_est(ngroups * clauselist_selectivity(root, having, 0, JOIN_INNER, NULL)) :
+		ngroups;
+	path->total_cost = startup + ApModelCost(&m, host_cost) +
+		having_cost.per_tuple * ngroups + target->cost.per_tuple * path->rows;
+	path->startup_cost = path->total_cost;
+	cpath->custom_private = lappend(cpath->custom_private, ApModelToList(&m));
 }
 
 /*
@@ -361,7 +458,8 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, int nkeys,
  */
 static void
 ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-				PathTarget *target, List *groupclause, Node *havingqual)
+				PathTarget *target, List *groupclause, Node *havingqual,
+				const AggClauseCosts *aggcosts)
 {
 	Query	   *parse = root->parse;
 	List	   *disk_ri;
@@ -378,7 +476,7 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	if (parse->groupingSets != NIL || parse->hasTargetSRFs)
 		return;
 	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
-		ap_find_scan_path(input_rel) == NULL)
+		!ApScanEligible(root, input_rel))
 		return;
 
 	/* every restriction clause must run on the disks, before aggregation */
@@ -424,13 +522,11 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	if (keys == NIL && aggrefs == NIL)
 		return;
 
+	/* all groups, before HAVING: the hash tables hold them all */
 	if (keys == NIL)
 		ngroups = 1;
 	else
 		ngroups = estimate_num_groups(root, keys, input_rel->rows, NULL, NULL);
-	if (having != NIL)
-		ngroups = clamp_row_est(ngroups * clauselist_selectivity(root, having, 0,
-																  JOIN_INNER, NULL));
 
 	/*
 	 * create_customscan_plan sets custom_relids from the path's parent, and
@@ -470,8 +566,8 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeInteger((int) input_rel->relid));
 	cpath->methods = &ap_agg_path_methods;
-	ap_agg_cost(root, input_rel, disk_ri, list_length(keys), list_length(aggrefs),
-				ngroups, target, &cpath->path);
+	ap_agg_cost(root, input_rel, disk_ri, keys, aggrefs, having, aggcosts, ngroups,
+				target, cpath);
 
 	if (active_pg_force)
 	{
@@ -498,12 +594,17 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (stage == UPPERREL_GROUP_AGG)
 	{
 		GroupPathExtraData *gextra = (GroupPathExtraData *) extra;
+		AggClauseCosts aggcosts;
 
 		/* partitionwise aggregation calls again per child: not ours */
 		if (gextra == NULL || gextra->patype != PARTITIONWISE_AGGREGATE_NONE)
 			return;
+		/* what create_grouping_paths costs PostgreSQL's own Agg with */
+		MemSet(&aggcosts, 0, sizeof(aggcosts));
+		if (root->parse->hasAggs)
+			get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &aggcosts);
 		ap_add_agg_path(root, input_rel, output_rel, output_rel->reltarget,
-						root->parse->groupClause, gextra->havingQual);
+						root->parse->groupClause, gextra->havingQual, &aggcosts);
 	}
 	else if (stage == UPPERREL_DISTINCT)
 	{
@@ -520,7 +621,7 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 			return;
 		/* the distinct rel has no target of its own; the planner keeps it here */
 		ap_add_agg_path(root, input_rel, output_rel, root->upper_targets[UPPERREL_DISTINCT],
-						parse->distinctClause, NULL);
+						parse->distinctClause, NULL, NULL);
 	}
 }
 
@@ -580,6 +681,9 @@ ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   makeInteger(list_length(keys)),
 									   list_copy(eqops),
 									   copyObject(ngroups));
+	cscan->custom_private = lappend(cscan->custom_private,
+									copyObject(list_nth(best_path->custom_private,
+														AP_AGG_PATH_MODEL)));
 	cscan->methods = &ApAggPlanMethods;
 	return &cscan->scan.plan;
 }

@@ -313,37 +313,10 @@ static void
 ap_show_model(ApScanState *s, ExplainState *es)
 {
 	CustomScan *cscan = (CustomScan *) s->css.ss.ps.plan;
-	ApModelResult m;
 
-	if (list_length(cscan->custom_private) <= AP_PRIV_MODEL ||
-		!ApModelFromList((List *) list_nth(cscan->custom_private, AP_PRIV_MODEL), &m))
-		return;
-	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		ApExplainTextLine(es, "Model");
-		appendStringInfo(es->str, "%s\n", ApModelDescribe(&m, active_pg_scan_mode));
-		ApExplainTextLine(es, "Model Inputs");
-		appendStringInfo(es->str, "in %s, out %s, media %s, interconnect %s, cpu ratio %.2f, w %.2f ns/B, cores %d\n",
-						 ApFormatBytes(m.n_in), ApFormatBytes(m.n_out),
-						 m.r_d > 0 ? psprintf("%.0f MB/s", m.r_d / (1024.0 * 1024.0)) : "off",
-						 m.r_n > 0 ? psprintf("%.0f MB/s", m.r_n / (1024.0 * 1024.0)) : "off",
-						 m.cpu_ratio, m.w_ns, m.cores);
-		return;
-	}
-	ExplainPropertyFloat("Model Active Time", "s", m.t_active, 6, es);
-	ExplainPropertyFloat("Model Disk Read Time", "s", m.a_read, 6, es);
-	ExplainPropertyFloat("Model Disk CPU Time", "s", m.a_disk_cpu, 6, es);
-	ExplainPropertyFloat("Model Interconnect Time", "s", m.a_net, 6, es);
-	ExplainPropertyFloat("Model Host Time", "s", m.a_host, 6, es);
-	ExplainPropertyFloat("Model Start Time", "s", m.a_serial, 6, es);
-	ExplainPropertyFloat("Model Traditional Time", "s", m.t_trad, 6, es);
-	ExplainPropertyFloat("Model Bytes In", "bytes", m.n_in, 0, es);
-	ExplainPropertyFloat("Model Bytes Out", "bytes", m.n_out, 0, es);
-	ExplainPropertyFloat("Model Media Rate", "bytes/s", m.r_d, 0, es);
-	ExplainPropertyFloat("Model Interconnect Rate", "bytes/s", m.r_n, 0, es);
-	ExplainPropertyFloat("Model CPU Ratio", NULL, m.cpu_ratio, 3, es);
-	ExplainPropertyFloat("Model Disk Work", "ns/byte", m.w_ns, 3, es);
-	ExplainPropertyInteger("Model Cores", NULL, m.cores, es);
+	if (list_length(cscan->custom_private) > AP_PRIV_MODEL)
+		ApModelExplain((List *) list_nth(cscan->custom_private, AP_PRIV_MODEL),
+					   active_pg_scan_mode, es);
 }
 
 /* ExplainCustomScan callback of ActiveScan. */

@@ -38,8 +38,26 @@
  *	  baseline over the same drives: the pages cross the (emulated)
  *	  interconnect and the host pays AP_RECV_NS_PER_BYTE for them too.
  *
+ * Aggregation at the disks (AP_MODEL_OP_AGG, ActiveAgg):
+ *	- N_out is the partial groups the disks ship: with G groups and n rows
+ *	  per disk, a disk sees G*(1 - exp(-n/G)) distinct groups; if they do not
+ *	  fit its table (disk_agg_mem), it ships a full table at every flush,
+ *	  every 'fill' rows, where -G*ln(1 - capacity/G) rows fill an empty table.
+ *	  A GROUP BY with about one group per row ships about every row.
+ *	- the disks' work is N_in*w (w of aggregation) plus AP_DISK_GROUP_NS per
+ *	  shipped group.
+ *	- the groups cross when a disk finishes its scan (flushed tables while it
+ *	  scans): what is shipped at the end, and the host's merge of it (decode,
+ *	  lookup, combine), follow the scan instead of overlapping it, then every
+ *	  group is finalized.  That tail is a_merge, added to 001's max like the
+ *	  start.  The streamed fraction stays in the max.
+ *	- the traditional server runs PostgreSQL's HashAggregate on the host:
+ *	  per passing row a lookup and the transition functions, per group a new
+ *	  entry and its finalization (AP_HOST_AGG_*), within t_cpu.
+ *
  * w, the disks' work per input byte, comes from the disks' own statistics
- * (Done: compute_us per bytes_read, CPU throttle excluded) as a running
+ * (Done: cpu_us per bytes_read, the scanning thread's CPU time; the CPU
+ * throttle, blocking sends and preemption excluded) as a running
  * average per operator in this backend, or from defaults measured on the
  * development machine until a scan has been seen.  The disk quals add
  * AP_NS_PER_OP per operator evaluation per tuple (PostgreSQL's own qual cost
@@ -63,6 +81,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "commands/explain.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
 #include "storage/latch.h"
@@ -70,16 +89,25 @@
 #include "portability/instr_time.h"
 
 #include "active_pg.h"
+#include "exec.h"
 #include "model.h"
 
 /* Disk work per input byte at host speed until measured (ns); per operator. */
-static const double ap_w_default_ns[AP_MODEL_NOPS] = {1.2, 4.0, 1.6};
+static const double ap_w_default_ns[AP_MODEL_NOPS] = {1.2, 1.2, 1.6};
 /* The host's Seq Scan per input byte (visibility, deform through the buffer manager). */
 #define AP_HOST_NS_PER_BYTE			1.8
 /* One operator (comparison, arithmetic) per tuple, disk or host. */
 #define AP_NS_PER_OP				15.0
 /* Host work per shipped row: unpack, decode into the slot, ExecScan. */
 #define AP_HOST_ROW_NS				150.0
+/* PostgreSQL's HashAggregate per input row (hash, lookup), operators apart. */
+#define AP_HOST_AGG_ROW_NS			60.0
+/* ... and per group (new entry and states, table growth, finalize, return). */
+#define AP_HOST_AGG_GROUP_NS		550.0
+/* ActiveAgg's finalization and return of one merged group. */
+#define AP_HOST_FINAL_NS			150.0
+/* A disk's work per group it ships (new table entry, encoding), host speed. */
+#define AP_DISK_GROUP_NS			450.0
 /* Host work per byte crossing the socket (recv copy, protobuf unpack). */
 #define AP_RECV_NS_PER_BYTE			1.0
 /* A disk shipping raw pages (pages mode) only copies them. */
@@ -127,24 +155,66 @@ ap_max(double a, double b)
 	return a > b ? a : b;
 }
 
+/*
+ * Partial groups the disks of an aggregation ship, and the fraction of them
+ * shipped while the disks still scan (memory flushes); see the file header.
+ */
+static void
+ap_model_partials(const ApModelInput *in, int d, double *partials, double *streamed)
+{
+	double		g = Max(in->groups, 1.0);
+	double		rows_pd = Max(in->rows_passed, 0.0) / d;
+	double		gpd;			/* distinct groups one disk sees */
+	double		cap;			/* groups one disk's table holds */
+	double		ship_pd = 0.0;
+
+	gpd = g * -expm1(-rows_pd / g);
+	cap = in->disk_group_bytes > 0 ? Max(in->disk_mem_bytes, 0.0) / in->disk_group_bytes : gpd;
+	cap = Max(cap, 1.0);
+	*streamed = 0.0;
+	if (rows_pd <= 0)
+		ship_pd = 0.0;
+	else if (gpd <= cap || cap >= g)
+		ship_pd = gpd;
+	else
+	{
+		/* rows that fill an empty table, then a flush of cap groups each time */
+		double		fill = -g * log1p(-cap / g);
+
+		ship_pd = Min(rows_pd, rows_pd * cap / Max(fill, 1.0));
+		ship_pd = Max(ship_pd, cap);
+		*streamed = 1.0 - cap / ship_pd;
+	}
+	*partials = ship_pd * d;
+}
+
 /* Predict the active (or pages) path and the traditional server; see file header. */
 void
 ApModelPredict(const ApModelInput *in, ApModelResult *r)
 {
 	int			d = Max(in->ndisks, 1);
 	double		ratio = active_pg_disk_cpu_ratio > 0 ? active_pg_disk_cpu_ratio : 1.0;
+	bool		agg = (in->op == AP_MODEL_OP_AGG);
+	double		rows_out = Max(in->rows_out, 0.0);
 	double		op_ns;
 	double		host_scan_ns;
 	double		disk_work;
 	double		host_work;
+	double		net_during_scan;
 	double		r_read_total;
 	int			op = (in->op >= 0 && in->op < AP_MODEL_NOPS) ? in->op : AP_MODEL_OP_SCAN;
 
 	memset(r, 0, sizeof(*r));
+	r->op = op;
 	r->cores = ApModelCores();
 	r->cpu_ratio = ratio;
 	r->n_in = Max(in->pages, 0.0) * BLCKSZ;
-	r->n_out = Max(in->rows_out, 0.0) * Max(in->width_out, 0.0);
+	if (agg)
+	{
+		ap_model_partials(in, d, &r->partials, &r->streamed);
+		rows_out = r->partials;
+	}
+	r->n_out = rows_out * Max(in->width_out, 0.0);
 	r->r_d = active_pg_disk_media_mbps > 0 ? active_pg_disk_media_mbps * AP_MB : 0.0;
 	r->r_n = active_pg_interconnect_mbps > 0 ? active_pg_interconnect_mbps * AP_MB : 0.0;
 	r->emulated = active_pg_disk_media_mbps > 0 || ratio != 1.0;
@@ -154,8 +224,14 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 		(r->n_in > 0 ? op_ns / r->n_in : 0.0);
 
 	/* ---- traditional server ---- */
-	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns +
-		Max(in->rows_out, 0.0) * Max(in->host_ops, 0.0) * AP_NS_PER_OP;
+	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns;
+	if (agg)
+		/* PostgreSQL's hash aggregation of the passing rows, then its groups */
+		host_scan_ns += Max(in->rows_passed, 0.0) *
+			(AP_HOST_AGG_ROW_NS + Max(in->agg_ops, 0.0) * AP_NS_PER_OP) +
+			Max(in->groups, 0.0) * AP_HOST_AGG_GROUP_NS;
+	else
+		host_scan_ns += rows_out * Max(in->host_ops, 0.0) * AP_NS_PER_OP;
 	if (r->r_d > 0)
 	{
 		/* distributed devices: same drives, pages cross the interconnect */
@@ -171,28 +247,50 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 		(active_pg_direct_io ? AP_DEVICE_MBPS_DIRECT : AP_DEVICE_MBPS_BUFFERED) * AP_MB;
 	r->a_read = r->n_in / r_read_total;
 	r->a_serial = AP_SERIAL_BASE_S + AP_SERIAL_PER_DISK_S * d;
+	r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
+	net_during_scan = r->a_net;
 	if (in->mode == AP_SCAN_MODE_PAGES)
 	{
 		/* the host does everything on pages that all cross the interconnect */
 		disk_work = r->n_in * AP_PAGE_SHIP_NS_PER_BYTE * 1e-9;
 		host_work = r->t_cpu + (r->r_d > 0 ? 0.0 : r->n_in * AP_RECV_NS_PER_BYTE * 1e-9);
 		r->a_net = r->r_n > 0 ? r->n_in / r->r_n : 0.0;
+		net_during_scan = r->a_net;
 		r->n_out = r->n_in;
+		r->a_host = host_work;
+	}
+	else if (agg)
+	{
+		/*
+		 * The disks ship their groups when they finish (and on memory
+		 * flushes, while scanning): the host merges them as they cross, then
+		 * finalizes every group.  What is shipped at the end is serial.
+		 */
+		double		f = r->streamed;
+
+		disk_work = (r->n_in * r->w_ns + rows_out * AP_DISK_GROUP_NS) * 1e-9;
+		/* a partial group is decoded as a shipped row, then looked up */
+		r->a_host = (rows_out * (AP_HOST_ROW_NS + AP_HOST_AGG_ROW_NS +
+								 Max(in->merge_ops, 0.0) * AP_NS_PER_OP) +
+					 r->n_out * AP_RECV_NS_PER_BYTE) * 1e-9;
+		host_work = f * r->a_host;
+		net_during_scan = f * r->a_net;
+		r->a_merge = ap_max((1 - f) * r->a_net, (1 - f) * r->a_host) +
+			Max(in->groups, 0.0) * AP_HOST_FINAL_NS * 1e-9;
 	}
 	else
 	{
 		disk_work = r->n_in * r->w_ns * 1e-9;
-		host_work = (Max(in->rows_out, 0.0) *
-					 (AP_HOST_ROW_NS + Max(in->host_ops, 0.0) * AP_NS_PER_OP) +
+		host_work = (rows_out * (AP_HOST_ROW_NS + Max(in->host_ops, 0.0) * AP_NS_PER_OP) +
 					 r->n_out * AP_RECV_NS_PER_BYTE) * 1e-9;
-		r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
+		r->a_host = host_work;
 	}
 	/* the emulated disk CPU is 1/ratio slower; the real work needs real cores */
 	r->a_disk_cpu = ap_max(disk_work / (d * ratio), disk_work / Min(d, r->cores));
-	r->a_host = host_work;
 	r->a_cores = (disk_work + host_work) / r->cores;
 	r->t_active = ap_max(ap_max(ap_max(r->a_read, r->a_disk_cpu),
-								ap_max(r->a_net, r->a_host)), r->a_cores) + r->a_serial;
+								ap_max(net_during_scan, host_work)), r->a_cores) +
+		r->a_merge + r->a_serial;
 }
 
 /* Cost units of the prediction, at the exchange rate of the host's Seq Scan. */
@@ -213,8 +311,14 @@ ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st)
 	if (op < 0 || op >= AP_MODEL_NOPS || st == NULL ||
 		(double) st->bytes_read < AP_W_MIN_BYTES)
 		return;
-	/* compute_us is the disk's own work; the CPU throttle is reported apart */
-	w = (double) st->compute_us * 1000.0 / (double) st->bytes_read;
+	/*
+	 * cpu_us is the scanning thread's CPU time at the host's speed: neither
+	 * the CPU throttle, nor a slow interconnect the disk blocks on, nor a
+	 * busy machine inflates it.  A daemon that does not report it: compute_us
+	 * (wall time minus I/O and throttles).
+	 */
+	w = (double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 /
+		(double) st->bytes_read;
 	if (w < AP_W_MIN_NS || w > AP_W_MAX_NS)
 		return;
 	if (ap_w_measured_ns[op] <= 0)
@@ -231,7 +335,7 @@ ap_float(double v)
 }
 
 /* Fields of ApModelResult carried in a plan, in this order. */
-#define AP_MODEL_NFIELDS			14
+#define AP_MODEL_NFIELDS			18
 
 /* The prediction as a List of Float nodes for the plan (EXPLAIN VERBOSE). */
 List *
@@ -240,7 +344,7 @@ ApModelToList(const ApModelResult *r)
 	double		v[AP_MODEL_NFIELDS] = {
 		r->t_active, r->a_read, r->a_disk_cpu, r->a_net, r->a_host, r->a_serial,
 		r->t_trad, r->r_d, r->r_n, r->cpu_ratio, r->w_ns, r->n_in, r->n_out,
-		(double) r->cores
+		(double) r->cores, r->a_merge, r->partials, r->streamed, (double) r->op
 	};
 	List	   *l = NIL;
 	int			i;
@@ -280,6 +384,10 @@ ApModelFromList(List *l, ApModelResult *r)
 	r->n_in = v[11];
 	r->n_out = v[12];
 	r->cores = (int) v[13];
+	r->a_merge = v[14];
+	r->partials = v[15];
+	r->streamed = v[16];
+	r->op = (int) v[17];
 	return true;
 }
 
@@ -294,15 +402,67 @@ ap_secs(double s)
 	return psprintf("%.3f ms", s * 1000.0);
 }
 
-/* One line for EXPLAIN: the prediction and the terms it is the max of. */
+/*
+ * One line for EXPLAIN: the prediction and its terms (the max of read, disk
+ * cpu, interconnect and host, plus start; an aggregation adds what follows
+ * the scan: "then merge").
+ */
 char *
 ApModelDescribe(const ApModelResult *r, int mode)
 {
-	return psprintf("%s %s (disk read %s, disk cpu %s, interconnect %s, host %s, start %s) vs traditional %s",
+	return psprintf("%s %s (disk read %s, disk cpu %s, interconnect %s, host %s,%s start %s) vs traditional %s",
 					mode == AP_SCAN_MODE_PAGES ? "pages" : "active",
 					ap_secs(r->t_active), ap_secs(r->a_read), ap_secs(r->a_disk_cpu),
-					ap_secs(r->a_net), ap_secs(r->a_host), ap_secs(r->a_serial),
-					ap_secs(r->t_trad));
+					ap_secs(r->a_net), ap_secs(r->a_host),
+					r->op == AP_MODEL_OP_AGG ?
+					psprintf(" then merge %s,", ap_secs(r->a_merge)) : "",
+					ap_secs(r->a_serial), ap_secs(r->t_trad));
+}
+
+/* EXPLAIN (VERBOSE) of a plan's prediction; see model.h. */
+void
+ApModelExplain(List *model, int mode, ExplainState *es)
+{
+	ApModelResult m;
+
+	if (!ApModelFromList(model, &m))
+		return;
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ApExplainTextLine(es, "Model");
+		appendStringInfo(es->str, "%s\n", ApModelDescribe(&m, mode));
+		ApExplainTextLine(es, "Model Inputs");
+		appendStringInfo(es->str, "in %s, out %s, media %s, interconnect %s, cpu ratio %.2f, w %.2f ns/B, cores %d",
+						 ApFormatBytes(m.n_in), ApFormatBytes(m.n_out),
+						 m.r_d > 0 ? psprintf("%.0f MB/s", m.r_d / AP_MB) : "off",
+						 m.r_n > 0 ? psprintf("%.0f MB/s", m.r_n / AP_MB) : "off",
+						 m.cpu_ratio, m.w_ns, m.cores);
+		if (m.op == AP_MODEL_OP_AGG)
+			appendStringInfo(es->str, ", partial groups %.0f (%.0f%% during the scan)",
+							 m.partials, m.streamed * 100.0);
+		appendStringInfoChar(es->str, '\n');
+		return;
+	}
+	ExplainPropertyFloat("Model Active Time", "s", m.t_active, 6, es);
+	ExplainPropertyFloat("Model Disk Read Time", "s", m.a_read, 6, es);
+	ExplainPropertyFloat("Model Disk CPU Time", "s", m.a_disk_cpu, 6, es);
+	ExplainPropertyFloat("Model Interconnect Time", "s", m.a_net, 6, es);
+	ExplainPropertyFloat("Model Host Time", "s", m.a_host, 6, es);
+	if (m.op == AP_MODEL_OP_AGG)
+	{
+		ExplainPropertyFloat("Model Merge Time", "s", m.a_merge, 6, es);
+		ExplainPropertyFloat("Model Partial Groups", NULL, m.partials, 0, es);
+		ExplainPropertyFloat("Model Partials During Scan", NULL, m.streamed, 3, es);
+	}
+	ExplainPropertyFloat("Model Start Time", "s", m.a_serial, 6, es);
+	ExplainPropertyFloat("Model Traditional Time", "s", m.t_trad, 6, es);
+	ExplainPropertyFloat("Model Bytes In", "bytes", m.n_in, 0, es);
+	ExplainPropertyFloat("Model Bytes Out", "bytes", m.n_out, 0, es);
+	ExplainPropertyFloat("Model Media Rate", "bytes/s", m.r_d, 0, es);
+	ExplainPropertyFloat("Model Interconnect Rate", "bytes/s", m.r_n, 0, es);
+	ExplainPropertyFloat("Model CPU Ratio", NULL, m.cpu_ratio, 3, es);
+	ExplainPropertyFloat("Model Disk Work", "ns/byte", m.w_ns, 3, es);
+	ExplainPropertyInteger("Model Cores", NULL, m.cores, es);
 }
 
 /* ---------------- interconnect emulation ---------------- */

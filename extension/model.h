@@ -9,8 +9,8 @@
  * on the rows the disks ship, and the cores the disks share with the host
  * when they are processes on the same machine.
  *
- * Callers (ActiveScan in planner.c; ActiveAgg and the Bloom paths may use it
- * too) fill an ApModelInput from the planner's estimates, call
+ * Callers (ActiveScan in planner.c, ActiveAgg in agg_planner.c; the Bloom
+ * paths may use it too) fill an ApModelInput from the planner's estimates, call
  * ApModelPredict, and turn the prediction into PostgreSQL cost units with
  * ApModelCost.
  */
@@ -40,9 +40,17 @@ typedef struct ApModelInput
 	double		pages;			/* N_in, in heap pages */
 	double		tuples;			/* tuples in those pages */
 	double		disk_ops;		/* operator evaluations per tuple at the disk */
-	double		rows_out;		/* rows (groups) the disks ship */
-	double		width_out;		/* bytes of one shipped row */
+	double		rows_out;		/* rows the disks ship (AGG: computed by the model) */
+	double		width_out;		/* bytes of one shipped row (AGG: one partial group) */
 	double		host_ops;		/* host operator evaluations per shipped row */
+
+	/* AP_MODEL_OP_AGG only */
+	double		rows_passed;	/* tuples that pass the disk quals and are aggregated */
+	double		groups;			/* groups of the whole input */
+	double		agg_ops;		/* host operator evaluations per aggregated row */
+	double		merge_ops;		/* host operator evaluations per partial group merged */
+	double		disk_group_bytes;	/* one group in a disk's hash table */
+	double		disk_mem_bytes; /* a disk's hash table budget */
 } ApModelInput;
 
 typedef struct ApModelResult
@@ -55,6 +63,8 @@ typedef struct ApModelResult
 	double		a_host;			/* host work on the shipped rows */
 	double		a_cores;		/* all real CPU work over the real cores */
 	double		a_serial;		/* per-scan start: connect, flush, ship */
+	double		a_merge;		/* AGG: after the disks finish, the groups still to
+								 * cross and be merged, and finalization */
 	/* the traditional server: the host scans (over the same drives if emulated) */
 	double		t_trad;
 	double		t_read;
@@ -67,6 +77,9 @@ typedef struct ApModelResult
 	double		w_ns;			/* disk work per input byte at host speed, ns */
 	double		n_in;			/* bytes */
 	double		n_out;			/* bytes */
+	double		partials;		/* AGG: partial groups the disks ship */
+	double		streamed;		/* AGG: fraction of them shipped during the scan */
+	int			op;				/* ApModelOp */
 	int			cores;
 	bool		emulated;		/* media or CPU emulation set */
 	bool		w_measured;		/* w came from the disks' statistics */
@@ -95,6 +108,14 @@ bool		ApModelFromList(List *l, ApModelResult *r);
 
 /* "active 0.42 s (disk read ..., ...) vs traditional 1.10 s", palloc'd. */
 char	   *ApModelDescribe(const ApModelResult *r, int mode);
+
+/*
+ * EXPLAIN (VERBOSE) of a plan's prediction (a list from ApModelToList):
+ * "Model:" and "Model Inputs:" lines in text, properties otherwise.  Nothing
+ * if model is not such a list.
+ */
+struct ExplainState;
+void		ApModelExplain(List *model, int mode, struct ExplainState *es);
 
 /* Cores the host and unemulated disks share (active_pg.host_cores or sysconf). */
 int			ApModelCores(void);

@@ -213,6 +213,25 @@ ap_rel_readable(RangeTblEntry *rte, RelOptInfo *rel, List *host_ri, List **proje
 	return ok;
 }
 
+/*
+ * Would ap_set_rel_pathlist offer ActiveScan for rel with no host quals?
+ * ActiveAgg asks: its input's ActiveScan path may have lost to a Seq Scan
+ * in add_path while aggregating at the disks still pays.
+ */
+bool
+ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	List	   *project;
+
+	if (!active_pg_enable || rel->relid == 0 || rel->relid >= root->simple_rel_array_size)
+		return false;
+	rte = planner_rt_fetch(rel->relid, root);
+	return ap_rel_candidate(root, rel, rte) && ApDisksConfigured() &&
+		OidIsValid(get_extension_oid("active_pg", true)) &&
+		ap_rel_readable(rte, rel, NIL, &project);
+}
+
 /* Cost the path with the throughput model (model.c); keep the prediction for EXPLAIN. */
 static void
 ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,

@@ -17,6 +17,9 @@ CREATE TABLE m_tiny (a int);
 INSERT INTO m_tiny VALUES (1), (2), (3);
 CREATE TABLE m_big (id int, k int, v numeric, note text);
 INSERT INTO m_big SELECT g, g % 1000, g % 97, 'note ' || g FROM generate_series(1, 100000) g;
+-- forced statistics: k has 1000 values, id one per row (ActiveAgg's groups)
+ALTER TABLE m_big ALTER COLUMN k SET (n_distinct = 1000),
+	ALTER COLUMN id SET (n_distinct = -1);
 ANALYZE m_tiny;
 ANALYZE m_big;
 
@@ -48,6 +51,49 @@ EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
 RESET active_pg.interconnect_mbps;
 RESET active_pg.disk_cpu_ratio;
 RESET active_pg.disk_media_mbps;
+
+-- ActiveAgg is costed by the same model: it pays when the disks turn many
+-- rows into few groups; with about one group per row every row still crosses
+-- (as a partial group), the host merges them after the scan, and
+-- PostgreSQL's own Agg wins.  ActiveAgg is only offered where the host's
+-- merge table fits in hash_mem.
+SET work_mem = '64MB';
+-- full-speed disks: 100000 rows into 1000 groups
+EXPLAIN (COSTS OFF) SELECT k, count(*), sum(v) FROM m_big GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT DISTINCT k FROM m_big;
+-- emulated slow drives (15 MB/s, CPU at 0.1 of the host), one group per
+-- row: PostgreSQL's HashAggregate (over whichever scan is cheaper: both
+-- are bound by the same drives)
+SET active_pg.disk_media_mbps = 15;
+SET active_pg.disk_cpu_ratio = 0.1;
+SELECT x FROM (SELECT active_pg_explain_lines(
+	'EXPLAIN (COSTS OFF) SELECT id, count(*), sum(v) FROM m_big GROUP BY id') x) y
+	WHERE x ~ 'Aggregate|Active';
+SELECT x FROM (SELECT active_pg_explain_lines(
+	'EXPLAIN (COSTS OFF) SELECT DISTINCT id FROM m_big') x) y
+	WHERE x ~ 'Aggregate|Active|Unique';
+-- the same drives behind a 10 MB/s interconnect: 1000 groups cross instead
+-- of the pages
+SET active_pg.interconnect_mbps = 10;
+SET active_pg.disk_cpu_ratio = 0.5;
+EXPLAIN (COSTS OFF) SELECT k, count(*), sum(v) FROM m_big GROUP BY k;
+-- ... but with one group per row, ActiveScan ships fewer bytes (id and v)
+-- than the partial groups, and PostgreSQL aggregates them as they stream
+EXPLAIN (COSTS OFF) SELECT id, count(*), sum(v) FROM m_big GROUP BY id;
+-- the prediction of ActiveAgg in EXPLAIN (VERBOSE) with costs: the merge
+-- after the scan, the partial groups
+SELECT count(*) AS model_lines FROM (
+	SELECT x FROM (SELECT active_pg_explain_lines('EXPLAIN (VERBOSE) SELECT k, count(*), sum(v) FROM m_big GROUP BY k') x) y
+	WHERE x LIKE '%Model: active % then merge % vs traditional %'
+		OR x LIKE '%Model Inputs: in %, partial groups 4000 (0% during the scan)') z;
+SELECT p->>'Custom Plan Provider' AS node, (p->>'Model Partial Groups')::float8 AS partials,
+	(p->>'Model Active Time')::float8 < (p->>'Model Traditional Time')::float8 AS active_faster,
+	(p->>'Model Merge Time')::float8 > 0 AS merges
+FROM (SELECT active_pg_explain_lines('EXPLAIN (VERBOSE, FORMAT JSON) SELECT k, count(*), sum(v) FROM m_big GROUP BY k')::json->0->'Plan' AS p) j;
+RESET active_pg.interconnect_mbps;
+RESET active_pg.disk_cpu_ratio;
+RESET active_pg.disk_media_mbps;
+RESET work_mem;
 
 -- the model's prediction is in EXPLAIN (VERBOSE) with costs
 SET active_pg.force_pushdown = on;
