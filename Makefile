@@ -20,7 +20,7 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/bloom_planner.o extension/bloom_exec.o \
 	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o \
 	extension/model.o extension/pages.o extension/pagevis.o \
-	extension/stats.o
+	extension/parallel.o extension/stats.o
 OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o
 
 PG_CPPFLAGS = -Iproto -Iextension

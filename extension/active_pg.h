@@ -10,6 +10,7 @@
  *   encode.c     plan expressions and tuple descriptor -> protobuf program
  *   client.c     disk connections: connect, frames, errors -> SQLSTATEs
  *   exec.c       ActiveScan executor: multiplex disks, xid status, fallback
+ *   parallel.c   parallel-aware ActiveScan: DSM callbacks, shared work items
  *   explain.c    EXPLAIN output of ActiveScan
  *   launcher.c   background worker that runs the diskd processes
  */
@@ -39,9 +40,11 @@
 #define AP_QUEUE_DEPTH_DEFAULT		32
 #define AP_CONNECT_TIMEOUT_MS_DEFAULT 5000
 #define AP_DISK_CPU_RATIO_DEFAULT	1.0
+#define AP_ENABLE_PARALLEL_DEFAULT	true
 
 extern bool active_pg_enable;			/* active_pg.enable */
 extern bool active_pg_force;			/* active_pg.force_pushdown: testing switch */
+extern bool active_pg_enable_parallel;	/* active_pg.enable_parallel */
 extern int	active_pg_ndisks;			/* active_pg.ndisks (postmaster) */
 extern int	active_pg_stripe_pages;		/* active_pg.stripe_pages */
 extern char *active_pg_disks;			/* active_pg.disks: hand-started daemons */

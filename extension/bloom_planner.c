@@ -367,6 +367,8 @@ ap_bloom_make_path(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
 	sel = frac + (1.0 - frac) * fpr;
 
 	memcpy(bp, base, sizeof(CustomPath));
+	/* the filter's child runs in whichever process runs the scan: keep it in the leader */
+	bp->path.parallel_safe = false;
 	bp->methods = &ap_bloom_path_methods;
 	bp->custom_paths = list_make1(child);
 	entry = ap_bloom_private(label, keys, nkeys, nd_small);

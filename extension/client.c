@@ -106,9 +106,12 @@ ap_conn_set_callback(void *arg)
 	ApCloseAll((ApConnSet *) arg);
 }
 
-/* Allocate an empty set of n connections in cxt with its cleanup callback. */
+/*
+ * Allocate a set in cxt with its cleanup callback: room for capacity
+ * connections, the first n of them to disks 0..n-1 (not yet connected).
+ */
 static ApConnSet *
-ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int n)
+ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int naddrs, int n, int capacity)
 {
 	ApConnSet  *set = MemoryContextAllocZero(cxt, sizeof(ApConnSet));
 	int			i;
@@ -117,14 +120,19 @@ ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int n)
 	set->allocator.alloc = ap_pb_alloc;
 	set->allocator.free = ap_pb_free;
 	set->allocator.allocator_data = cxt;
+	set->addrs = addrs;
+	set->naddrs = naddrs;
 	set->nconns = n;
-	set->conns = MemoryContextAllocZero(cxt, sizeof(ApDiskConn) * Max(n, 1));
+	set->capacity = Max(capacity, n);
+	set->conns = MemoryContextAllocZero(cxt, sizeof(ApDiskConn) * Max(set->capacity, 1));
+	for (i = 0; i < set->capacity; i++)
+		set->conns[i].sock = PGINVALID_SOCKET;
 	for (i = 0; i < n; i++)
 	{
 		ApDiskConn *c = &set->conns[i];
 
 		c->disk = i;
-		c->sock = PGINVALID_SOCKET;
+		c->vdisk = i;
 		c->address = MemoryContextStrdup(cxt, ApDiskAddrString(&addrs[i]));
 	}
 	set->cb.func = ap_conn_set_callback;
@@ -643,24 +651,77 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 
 /* ---------------- scan connections ---------------- */
 
-/* Connect to every configured disk and handshake; ERROR on any failure. */
-ApConnSet *
-ApConnectAll(MemoryContext cxt)
+/* ERROR: disk i could not be reached (err says why). */
+static pg_attribute_noreturn() void
+ap_connect_failed(ApDiskConn *c, int i, const char *err)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
-	ApDiskAddr *addrs;
-	int			n = ApGetDiskAddrs(&addrs);
-	ApConnSet  *set;
-	TimestampTz deadline;
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("could not connect to active_pg disk %d: %s", i, err),
+			 errdetail("The disk's address is %s; tried for %d ms.",
+					   c->address, active_pg_connect_timeout_ms),
+			 errhint("Check that the disk daemons are running (SELECT * FROM active_pg.disks()) and the server log.")));
+}
+
+/* ERROR: disk i did not complete the handshake. */
+static pg_attribute_noreturn() void
+ap_handshake_failed(ApDiskConn *c, int i, const char *err)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("could not connect to active_pg disk %d: %s", i, err),
+			 errdetail("The disk's address is %s.", c->address)));
+}
+
+/*
+ * (Re)build the set's wait events: every open socket, then the latch, then
+ * postmaster death.  Sockets closed since (Done) are left out.
+ */
+static void
+ap_build_wes(ApConnSet *set)
+{
 	int			i;
+
+	if (set->wes != NULL)
+		FreeWaitEventSet(set->wes);
+	set->wes = CreateWaitEventSet(set->cxt, set->nconns + 2);
+	for (i = 0; i < set->nconns; i++)
+	{
+		if (set->conns[i].sock != PGINVALID_SOCKET)
+			AddWaitEventToSet(set->wes, WL_SOCKET_READABLE, set->conns[i].sock,
+							  NULL, &set->conns[i]);
+	}
+	set->wes_latch_pos = AddWaitEventToSet(set->wes, WL_LATCH_SET, PGINVALID_SOCKET,
+										   MyLatch, NULL);
+	AddWaitEventToSet(set->wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+}
+
+/* The configured disks' addresses; ERROR if there are none. */
+static int
+ap_scan_addrs(ApDiskAddr **addrs)
+{
+	int			n = ApGetDiskAddrs(addrs);
 
 	if (n <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("no active_pg disks are configured"),
 				 errhint("Add active_pg to shared_preload_libraries or set active_pg.disks.")));
+	return n;
+}
 
-	set = ap_new_set(cxt, addrs, n);
+/* Connect to every configured disk and handshake; ERROR on any failure. */
+ApConnSet *
+ApConnectAll(MemoryContext cxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	ApDiskAddr *addrs;
+	int			n = ap_scan_addrs(&addrs);
+	ApConnSet  *set;
+	TimestampTz deadline;
+	int			i;
+
+	set = ap_new_set(cxt, addrs, n, n, n);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   active_pg_connect_timeout_ms);
 	for (i = 0; i < n; i++)
@@ -668,34 +729,67 @@ ApConnectAll(MemoryContext cxt)
 		char	   *err = NULL;
 
 		if (!ap_connect(&set->conns[i], &addrs[i], deadline, true, &err))
-			ereport(ERROR,
-					(errcode(ERRCODE_CONNECTION_FAILURE),
-					 errmsg("could not connect to active_pg disk %d: %s", i, err),
-					 errdetail("The disk's address is %s; tried for %d ms.",
-							   set->conns[i].address, active_pg_connect_timeout_ms),
-					 errhint("Check that the disk daemons are running (SELECT * FROM active_pg.disks()) and the server log.")));
+			ap_connect_failed(&set->conns[i], i, err);
 	}
 	for (i = 0; i < n; i++)
 	{
 		char	   *err = NULL;
 
 		if (!ap_handshake(set, &set->conns[i], deadline, &err))
-			ereport(ERROR,
-					(errcode(ERRCODE_CONNECTION_FAILURE),
-					 errmsg("could not connect to active_pg disk %d: %s", i, err),
-					 errdetail("The disk's address is %s.", set->conns[i].address)));
+			ap_handshake_failed(&set->conns[i], i, err);
 	}
-
-	set->wes = CreateWaitEventSet(cxt, n + 2);
-	for (i = 0; i < n; i++)
-		AddWaitEventToSet(set->wes, WL_SOCKET_READABLE, set->conns[i].sock,
-						  NULL, &set->conns[i]);
-	set->wes_latch_pos = AddWaitEventToSet(set->wes, WL_LATCH_SET, PGINVALID_SOCKET,
-										   MyLatch, NULL);
-	AddWaitEventToSet(set->wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	ap_build_wes(set);
 
 	MemoryContextSwitchTo(oldcxt);
 	return set;
+}
+
+/* An empty set with room for capacity connections (see client.h). */
+ApConnSet *
+ApConnSetCreate(MemoryContext cxt, int capacity)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	ApDiskAddr *addrs;
+	int			n = ap_scan_addrs(&addrs);
+	ApConnSet  *set = ap_new_set(cxt, addrs, n, 0, capacity);
+
+	MemoryContextSwitchTo(oldcxt);
+	return set;
+}
+
+/* Number of disks the set's connections may go to. */
+int
+ApConnSetDisks(ApConnSet *set)
+{
+	return set->naddrs;
+}
+
+/* Connect the set's next connection to disk (see client.h). */
+ApDiskConn *
+ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
+{
+	MemoryContext oldcxt;
+	ApDiskConn *c;
+	TimestampTz deadline;
+	char	   *err = NULL;
+
+	if (set->nconns >= set->capacity || disk < 0 || disk >= set->naddrs)
+		elog(ERROR, "active_pg connection set has no room for disk %d (%d of %d used, %d disks)",
+			 disk, set->nconns, set->capacity, set->naddrs);
+	oldcxt = MemoryContextSwitchTo(set->cxt);
+	c = &set->conns[set->nconns++];
+	c->disk = disk;
+	c->vdisk = vdisk;
+	c->address = ApDiskAddrString(&set->addrs[disk]);
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+										   active_pg_connect_timeout_ms);
+	if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
+		ap_connect_failed(c, disk, err);
+	if (!ap_handshake(set, c, deadline, &err))
+		ap_handshake_failed(c, disk, err);
+	ap_build_wes(set);
+	MemoryContextSwitchTo(oldcxt);
+	return c;
 }
 
 /* ---------------- one-off requests (stats.c) ---------------- */
@@ -709,7 +803,7 @@ ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
 	int			n = ApGetDiskAddrs(addrs);
-	ApConnSet  *set = ap_new_set(cxt, *addrs, n);
+	ApConnSet  *set = ap_new_set(cxt, *addrs, n, n, n);
 
 	MemoryContextSwitchTo(oldcxt);
 	return set;

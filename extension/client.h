@@ -52,7 +52,8 @@ int			ApConfiguredDiskCount(void);
 /* One connection to one disk for one scan. */
 typedef struct ApDiskConn
 {
-	int			disk;			/* index 0..n-1 within the scan */
+	int			disk;			/* the disk: index 0..n-1 of the configured disks */
+	uint32		vdisk;			/* the request's disk_id: disk, or a parallel work item */
 	char	   *address;		/* for messages */
 	pgsocket	sock;
 	uint32		disk_id;		/* from HelloReply */
@@ -75,7 +76,10 @@ typedef struct ApConnSet
 	MemoryContext cxt;			/* per-scan context; the callback closes sockets */
 	MemoryContextCallback cb;
 	ProtobufCAllocator allocator;	/* palloc/pfree in cxt */
-	int			nconns;
+	ApDiskAddr *addrs;			/* the configured disks */
+	int			naddrs;
+	int			nconns;			/* connections made (open or closed) */
+	int			capacity;		/* room in conns: pointers into it stay valid */
 	ApDiskConn *conns;
 	WaitEventSet *wes;			/* sockets, then MyLatch, then postmaster death */
 	int			wes_latch_pos;
@@ -83,6 +87,22 @@ typedef struct ApConnSet
 
 /* Connect to every configured disk and handshake; ERROR on failure. */
 ApConnSet  *ApConnectAll(MemoryContext cxt);
+
+/*
+ * A parallel participant's set: no connection yet, room for capacity.  Its
+ * connections are made one at a time by ApConnectNext as it claims work.
+ */
+ApConnSet  *ApConnSetCreate(MemoryContext cxt, int capacity);
+
+/* Number of configured disks the set's connections may go to. */
+int			ApConnSetDisks(ApConnSet *set);
+
+/*
+ * Connect the set's next connection to disk and handshake (ERROR on failure,
+ * as ApConnectAll); vdisk is the disk_id its request will carry.  The set's
+ * wait events are rebuilt over its open sockets.
+ */
+ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);

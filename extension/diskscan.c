@@ -42,6 +42,8 @@
 /* Unique per backend and scan, for the disks' logs. */
 static uint64 ap_diskscan_counter = 0;
 
+static void ap_claim_items(ApDiskScan *ds);
+
 /* Prepare ds for one execution (no disk contact). */
 void
 ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
@@ -206,6 +208,31 @@ ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 	d->throttle_us += st->throttle_us;
 }
 
+/* Add one node's host counters to another's, every field. */
+void
+ApAddHostStats(ApHostStats *d, const ApHostStats *h)
+{
+	d->rows_from_disks += h->rows_from_disks;
+	d->batches += h->batches;
+	d->bytes_received += h->bytes_received;
+	d->fallback_tids += h->fallback_tids;
+	d->fallback_blocks += h->fallback_blocks;
+	d->fallback_fetched += h->fallback_fetched;
+	d->fallback_visible += h->fallback_visible;
+	d->xid_requests += h->xid_requests;
+	d->xids_answered += h->xids_answered;
+	d->host_mode_scans += h->host_mode_scans;
+	d->host_mode_tuples += h->host_mode_tuples;
+	d->host_mode_no_cap += h->host_mode_no_cap;
+	d->pushdown_scans += h->pushdown_scans;
+	d->wait_ms += h->wait_ms;
+	d->work_items += h->work_items;
+	d->items_on_host += h->items_on_host;
+	d->pages_received += h->pages_received;
+	d->page_tuples += h->page_tuples;
+	d->page_tuples_visible += h->page_tuples_visible;
+}
+
 /* Add one disk's Done statistics to the totals kept across executions. */
 static void
 ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
@@ -272,6 +299,12 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			/* the conversation is over; closing also drops it from the epoll set */
 			closesocket(conn->sock);
 			conn->sock = PGINVALID_SOCKET;
+			/* a parallel participant takes on the next work item */
+			if (ds->par != NULL)
+			{
+				ds->nactive--;
+				ap_claim_items(ds);
+			}
 			break;
 		case ACTIVE_PG__FRAME__MSG_ERROR:
 			ApReportDiskError(conn, f->error);
@@ -343,11 +376,15 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 	}
 }
 
-/* Every disk sent Done (or nothing was shipped). */
+/* Every disk (every claimed item) sent Done, or nothing was shipped. */
 bool
 ApDiskScanDisksDone(ApDiskScan *ds)
 {
-	return ds->conns == NULL || ds->ndisks_done == ds->conns->nconns;
+	if (ds->conns == NULL)
+		return true;
+	if (ds->par != NULL)
+		return ds->claims_done && ds->nactive == 0;
+	return ds->ndisks_done == ds->conns->nconns;
 }
 
 /* Close the sockets; a disk still scanning is told to stop. */
@@ -373,6 +410,9 @@ ApDiskScanConnect(ApDiskScan *ds)
 		return false;
 	}
 	ds->conns = ApConnectAll(ds->cxt);
+	ds->stripe_pages = (uint32) active_pg_stripe_pages;
+	ds->nvdisks = ds->conns->nconns;
+	ds->nstreams = ds->conns->nconns;
 	return true;
 }
 
@@ -388,62 +428,223 @@ ApDiskScanCapable(ApDiskScan *ds, uint32 caps)
 	return true;
 }
 
-/* Send the ScanRequest carrying prog in mode to every connected disk. */
-void
-ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
+/*
+ * Build the ScanRequest of this execution in ds->cxt (disk_id and ndisks are
+ * set per connection when it is sent).
+ */
+static void
+ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 {
 	Relation	rel = ds->rel;
 	Snapshot	snapshot = ds->snapshot;
 	MemoryContext oldcxt = MemoryContextSwitchTo(ds->cxt);
-	ActivePg__RelLocator loc = ACTIVE_PG__REL_LOCATOR__INIT;
-	ActivePg__Snapshot snap = ACTIVE_PG__SNAPSHOT__INIT;
-	ActivePg__ScanRequest req = ACTIVE_PG__SCAN_REQUEST__INIT;
-	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__RelLocator *loc = palloc(sizeof(ActivePg__RelLocator));
+	ActivePg__Snapshot *snap = palloc(sizeof(ActivePg__Snapshot));
+	ActivePg__ScanRequest *req = palloc(sizeof(ActivePg__ScanRequest));
 	size_t		ncols = 0;
 
-	ds->host->pushdown_scans++;
+	active_pg__rel_locator__init(loc);
+	active_pg__snapshot__init(snap);
+	active_pg__scan_request__init(req);
 
-	loc.spc_oid = rel->rd_node.spcNode;
-	loc.db_oid = rel->rd_node.dbNode;
-	loc.rel_number = rel->rd_node.relNode;
+	loc->spc_oid = rel->rd_node.spcNode;
+	loc->db_oid = rel->rd_node.dbNode;
+	loc->rel_number = rel->rd_node.relNode;
 
-	snap.xmin = snapshot->xmin;
-	snap.xmax = snapshot->xmax;
-	snap.n_xip = snapshot->xcnt;
-	snap.xip = (uint32 *) snapshot->xip;
-	snap.n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
-	snap.subxip = (uint32 *) snapshot->subxip;
-	snap.suboverflowed = snapshot->suboverflowed;
+	snap->xmin = snapshot->xmin;
+	snap->xmax = snapshot->xmax;
+	snap->n_xip = snapshot->xcnt;
+	snap->xip = (uint32 *) snapshot->xip;
+	snap->n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
+	snap->subxip = (uint32 *) snapshot->subxip;
+	snap->suboverflowed = snapshot->suboverflowed;
 
-	req.scan_id = ((uint64) MyProcPid << 32) | (++ap_diskscan_counter & 0xFFFFFFFF);
-	req.rel = &loc;
-	req.mode = mode;
-	req.nblocks = ds->nblocks;
-	req.ndisks = ds->conns->nconns;
-	req.stripe_pages = active_pg_stripe_pages;
-	req.columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
-	req.n_columns = ncols;
-	req.snapshot = &snap;
-	req.program = prog;
-	req.batch_bytes = (uint32) Min((uint64) active_pg_batch_kb * 1024, AP_BATCH_BYTES_MAX);
-	req.data_checksums = DataChecksumsEnabled();
-	req.direct_io = active_pg_direct_io;
-	req.queue_depth = active_pg_queue_depth;
+	req->scan_id = ((uint64) MyProcPid << 32) | (++ap_diskscan_counter & 0xFFFFFFFF);
+	req->rel = loc;
+	req->mode = mode;
+	req->nblocks = ds->nblocks;
+	req->ndisks = ds->nvdisks;
+	req->stripe_pages = ds->stripe_pages;
+	req->columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
+	req->n_columns = ncols;
+	req->snapshot = snap;
+	req->program = prog;
+	req->batch_bytes = (uint32) Min((uint64) active_pg_batch_kb * 1024, AP_BATCH_BYTES_MAX);
+	req->data_checksums = DataChecksumsEnabled();
+	req->direct_io = active_pg_direct_io;
+	req->queue_depth = active_pg_queue_depth;
 	/* SQL_ASCII is single-byte: characters are bytes there */
-	req.encoding_utf8 = (GetDatabaseEncoding() == PG_UTF8);
-	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
-	f.scan = &req;
-
-	for (int i = 0; i < ds->conns->nconns; i++)
-	{
-		ApDiskConn *conn = &ds->conns->conns[i];
-
-		req.disk_id = i;
-		/* from here on, closing the socket must also cancel the disk's scan */
-		conn->scanning = true;
-		ApSendFrame(ds->conns, conn, &f);
-	}
+	req->encoding_utf8 = (GetDatabaseEncoding() == PG_UTF8);
+	ds->req = req;
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Send the request to conn as its disk_id (conn->vdisk). */
+static void
+ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+
+	ds->req->disk_id = conn->vdisk;
+	ds->req->ndisks = ds->nvdisks;
+	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
+	f.scan = ds->req;
+	/* from here on, closing the socket must also cancel the disk's scan */
+	conn->scanning = true;
+	ApSendFrame(ds->conns, conn, &f);
+	ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
+										   (uint32) ds->nvdisks, conn->vdisk);
+}
+
+/* Send the ScanRequest carrying prog in mode to every connected disk. */
+void
+ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
+{
+	ds->host->pushdown_scans++;
+	ap_build_request(ds, prog, mode);
+	for (int i = 0; i < ds->conns->nconns; i++)
+		ap_send_request(ds, &ds->conns->conns[i]);
+}
+
+/* Blocks of [0, nblocks) in the stripe units of disk_id of ndisks. */
+uint64
+ApStripeBlocks(BlockNumber nblocks, uint32 stripe_pages, uint32 ndisks, uint32 disk_id)
+{
+	uint64		nunits = ((uint64) nblocks + stripe_pages - 1) / stripe_pages;
+	uint64		units;
+	uint64		blocks;
+
+	if (ndisks == 0 || disk_id >= nunits)
+		return 0;
+	units = (nunits - 1 - disk_id) / ndisks + 1;
+	blocks = units * stripe_pages;
+	/* the last unit may be partial */
+	if ((nunits - 1) % ndisks == disk_id)
+		blocks -= nunits * stripe_pages - nblocks;
+	return blocks;
+}
+
+/* ---------------- parallel participants ---------------- */
+
+/* Work items per disk of a parallel scan: enough to balance participants. */
+#define AP_PARALLEL_ITEMS_PER_DISK	4
+
+/* Flush, fix nblocks and lay out the work items (see diskscan.h). */
+void
+ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
+{
+	uint32		ndisks = (uint32) Max(ApConfiguredDiskCount(), 1);
+	uint32		stripe = (uint32) active_pg_stripe_pages;
+	uint64		nunits;
+	uint32		per_disk;
+
+	/* everything committed before the leader's snapshot must be in the files */
+	FlushRelationBuffers(rel);
+	ps->nblocks = RelationGetNumberOfBlocks(rel);
+	nunits = ((uint64) ps->nblocks + stripe - 1) / stripe;
+
+	/*
+	 * Items are virtual disks: a request may name at most AP_NDISKS_MAX
+	 * disks, and an item costs a connection, so a small relation gets one
+	 * item per disk.
+	 */
+	per_disk = Min(AP_PARALLEL_ITEMS_PER_DISK, AP_NDISKS_MAX / ndisks);
+	per_disk = Min(per_disk, (uint32) Max(nunits / ndisks, 1));
+	per_disk = Max(per_disk, 1);
+	ps->ndisks = ndisks;
+	ps->nitems = ndisks * per_disk;
+	ps->stripe_pages = stripe;
+	/* together the participants keep every disk busy */
+	nparticipants = Max(nparticipants, 1);
+	ps->inflight = (ndisks + nparticipants - 1) / nparticipants;
+	pg_atomic_init_u32(&ps->next_item, 0);
+}
+
+/* A participant's connect: shared geometry, no connection yet. */
+bool
+ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
+{
+	ds->par = ps;
+	ds->nblocks = ps->nblocks;
+	ds->stripe_pages = ps->stripe_pages;
+	ds->nvdisks = (int) ps->nitems;
+	ds->nstreams = (int) ps->inflight;
+	if (ds->nblocks == 0)
+	{
+		ds->host->pushdown_scans++;
+		ds->claims_done = true;
+		return false;
+	}
+	ds->conns = ApConnSetCreate(ds->cxt, (int) ps->nitems);
+	if (ApConnSetDisks(ds->conns) != (int) ps->ndisks)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("parallel ActiveScan participant sees %d active_pg disks, the leader %u",
+						ApConnSetDisks(ds->conns), ps->ndisks),
+				 errhint("Do not change active_pg.disks while parallel queries run.")));
+	return true;
+}
+
+/* Queue every block of item's stripe units as a fallback block: the host reads it. */
+static void
+ap_item_on_host(ApDiskScan *ds, uint32 item)
+{
+	uint64		nunits = ((uint64) ds->nblocks + ds->stripe_pages - 1) / ds->stripe_pages;
+
+	for (uint64 u = item; u < nunits; u += ds->nvdisks)
+	{
+		BlockNumber first = (BlockNumber) (u * ds->stripe_pages);
+		BlockNumber last = (BlockNumber) Min((uint64) ds->nblocks, (u + 1) * ds->stripe_pages);
+
+		for (BlockNumber blk = first; blk < last; blk++)
+			ApDiskScanPushBlock(ds, blk);
+	}
+	ds->host->items_on_host++;
+}
+
+/*
+ * Claim items until inflight of them are shipped or none is left.  An item
+ * without stripe units needs no disk; one whose disk lacks a capability the
+ * program needs is read on the host.
+ */
+static void
+ap_claim_items(ApDiskScan *ds)
+{
+	ApParallelScan *ps = ds->par;
+
+	while (!ds->claims_done && ds->nactive < (int) ps->inflight)
+	{
+		uint32		item = pg_atomic_fetch_add_u32(&ps->next_item, 1);
+		ApDiskConn *conn;
+
+		if (item >= ps->nitems)
+		{
+			ds->claims_done = true;
+			break;
+		}
+		ds->host->work_items++;
+		if (ApStripeBlocks(ds->nblocks, ds->stripe_pages, ps->nitems, item) == 0)
+			continue;
+		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item);
+		if ((conn->capabilities & ds->caps) != ds->caps)
+		{
+			ApConnClose(conn);
+			ap_item_on_host(ds, item);
+			continue;
+		}
+		ap_send_request(ds, conn);
+		ds->nactive++;
+	}
+}
+
+/* Ship prog to the disks of claimed items (see diskscan.h). */
+void
+ApDiskScanSendParallel(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode, uint32 caps)
+{
+	ds->host->pushdown_scans++;
+	ds->caps = caps;
+	ap_build_request(ds, prog, mode);
+	ap_claim_items(ds);
 }
 
 /* Connect and ship prog to disks that all have caps (see diskscan.h). */

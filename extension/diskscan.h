@@ -18,6 +18,8 @@
 
 #include "client.h"
 
+#include "port/atomics.h"
+#include "storage/block.h"
 #include "utils/snapshot.h"
 
 /* Counters of what the host did for one node (EXPLAIN ANALYZE). */
@@ -37,6 +39,8 @@ typedef struct ApHostStats
 	uint64		host_mode_no_cap;	/* of those, disks lacking a needed capability */
 	uint64		pushdown_scans;		/* executions shipped to the disks */
 	double		wait_ms;			/* time blocked waiting for disks */
+	uint64		work_items;			/* parallel: work items claimed */
+	uint64		items_on_host;		/* of those, read on the host (disk lacked a capability) */
 	uint64		pages_received;		/* pages mode: pages the disks shipped */
 	uint64		page_tuples;		/* pages mode: tuples on them */
 	uint64		page_tuples_visible;	/* pages mode: of those, visible */
@@ -55,6 +59,26 @@ typedef ApFrameUse (*ApDiskFrameFn) (void *arg, ApDiskConn *conn, ActivePg__Fram
 
 /* Optional: a fallback block passed its bounds check (pages mode counts it). */
 typedef void (*ApDiskBlockFn) (void *arg, ApDiskConn *conn, uint32 blk);
+
+/*
+ * The shared work of a parallel scan, in dynamic shared memory.  The scan is
+ * cut into nitems work items, each a virtual disk of the striping geometry:
+ * item j is shipped as ScanRequest{ndisks = nitems, disk_id = j} to disk
+ * j mod ndisks and reads the stripe units u with u mod nitems = j.  nitems is
+ * a multiple of ndisks, so those units are all disk j mod ndisks's own (its
+ * media throttle stays faithful) and every unit belongs to exactly one item.
+ * Participants claim items with next_item and keep up to inflight of them
+ * shipped at once; an item is never shared, so each row arrives once.
+ */
+typedef struct ApParallelScan
+{
+	pg_atomic_uint32 next_item;	/* next item to claim (>= nitems: none left) */
+	uint32		nitems;
+	uint32		ndisks;			/* configured disks when the leader set it up */
+	uint32		inflight;		/* items a participant keeps shipped at once */
+	uint32		stripe_pages;	/* the leader's active_pg.stripe_pages */
+	BlockNumber nblocks;		/* fixed by the leader after flushing */
+} ApParallelScan;
 
 typedef struct ApDiskScan
 {
@@ -76,7 +100,18 @@ typedef struct ApDiskScan
 	/* per execution */
 	ApConnSet  *conns;
 	BlockNumber nblocks;
+	uint32		stripe_pages;	/* of every request of this execution */
+	int			nvdisks;		/* requests' ndisks: disks, or parallel work items */
+	int			nstreams;		/* requests shipped at once (at most) */
+	uint64		blocks_requested;	/* blocks of the stripe units shipped to disks */
 	int			ndisks_done;
+	ActivePg__ScanRequest *req; /* built once, sent per disk or work item */
+
+	/* per execution of a parallel participant (ApDiskScanConnectParallel) */
+	ApParallelScan *par;		/* NULL: every disk at once (ApDiskScanConnect) */
+	uint32		caps;			/* capabilities the shipped program needs */
+	int			nactive;		/* items shipped and not Done */
+	bool		claims_done;	/* the shared counter is exhausted */
 	uint64	   *tids;			/* fallback TIDs, FIFO */
 	int			ntids;
 	int			tids_head;
@@ -112,6 +147,34 @@ bool		ApDiskScanCapable(ApDiskScan *ds, uint32 caps);
 /* Ship prog in mode (AP_SCAN_MODE_*) to every connected disk. */
 void		ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode);
 
+/* ---------- parallel participants (a partial ActiveScan) ---------- */
+
+/*
+ * Leader, before any participant runs: flush the relation (everything
+ * committed before the snapshot is then in the files), fix nblocks and cut
+ * the scan into work items for nparticipants.  Again before each rescan.
+ */
+void		ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants);
+
+/*
+ * A participant's ApDiskScanConnect: nblocks from ps, an empty connection set
+ * (connections are made per claimed item).  False for an empty relation.
+ */
+bool		ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps);
+
+/*
+ * Claim work items and ship prog in mode to their disks, keeping up to
+ * ps->inflight of them shipped (more are claimed as items finish, in
+ * ApDiskScanPoll).  An item whose disk lacks a capability bit of caps is
+ * read on the host: its blocks are queued as fallback blocks.
+ */
+void		ApDiskScanSendParallel(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode,
+								   uint32 caps);
+
+/* Blocks of [0, nblocks) in the stripe units of request disk_id of ndisks. */
+uint64		ApStripeBlocks(BlockNumber nblocks, uint32 stripe_pages, uint32 ndisks,
+						   uint32 disk_id);
+
 /*
  * Connect, and ship prog if every disk has the capability bits caps.  False,
  * having shipped nothing, if one lacks them: the caller scans on the host.
@@ -124,7 +187,10 @@ bool		ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps);
  */
 void		ApDiskScanPoll(ApDiskScan *ds, bool wait);
 
-/* Every disk sent Done (or nothing was shipped). */
+/*
+ * Every disk sent Done (or nothing was shipped); for a parallel participant,
+ * every item it claimed, and no item is left to claim.
+ */
 bool		ApDiskScanDisksDone(ApDiskScan *ds);
 
 /* Close the sockets (idempotent); queued frames stay valid. */
@@ -151,6 +217,9 @@ uint32		ApXidStatusOf(TransactionId xid, Snapshot snapshot);
 
 /* Add one set of disk statistics to another, every field. */
 void		ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st);
+
+/* Add one node's host counters to another's, every field. */
+void		ApAddHostStats(ApHostStats *d, const ApHostStats *h);
 
 /* Sum the valid entries of per-disk statistics into *sum. */
 void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,

@@ -40,11 +40,17 @@
  *     nfiltered1, shown as "Rows Removed by Host Filter".
  *   - A program with FuncCall/CASE/COALESCE nodes or computed projections is
  *     shipped only if every disk announces AP_CAP_EXPRESSIONS; otherwise the
- *     execution runs in host mode.
+ *     execution runs in host mode (a parallel participant reads the blocks
+ *     of that disk's work items on the host instead).
  *   - All per-execution memory and sockets live in scan_cxt, a child of the
  *     query context: reset on rescan, deleted at the end, and released with
  *     the query on ERROR (client.c closes the sockets from its callback).
- *   - Not parallel-aware: the planner never offers a partial path.
+ *   - Parallel-aware plans (a partial path under Gather): each participant
+ *     runs this same conversation with the work items it claims from the
+ *     shared state (parallel.c, diskscan.h); the leader decided once for
+ *     all whether the scan is pushed down or is a parallel heap scan.
+ *     Without shared state (a parallel-aware plan run without workers) the
+ *     node scans everything itself.
  */
 #include "postgres.h"
 
@@ -76,6 +82,11 @@ static CustomExecMethods ap_exec_methods = {
 	.ExecCustomScan = ap_exec,
 	.EndCustomScan = ap_end,
 	.ReScanCustomScan = ap_rescan,
+	.EstimateDSMCustomScan = ApScanEstimateDSM,
+	.InitializeDSMCustomScan = ApScanInitializeDSM,
+	.ReInitializeDSMCustomScan = ApScanReInitializeDSM,
+	.InitializeWorkerCustomScan = ApScanInitializeWorker,
+	.ShutdownCustomScan = ApScanShutdown,
 	.ExplainCustomScan = ApExplainScan,
 };
 
@@ -226,7 +237,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	b->frame = f;
 	b->nrows = rb->nrows;
 	b->len = rb->rows.len;
-	b->disk = conn->disk;
+	b->conn = conn;
 	/* slots point into the rows: they need MAXALIGN'd memory */
 	if (((uintptr_t) rb->rows.data) % MAXIMUM_ALIGNOF == 0)
 		b->data = (const char *) rb->rows.data;
@@ -260,7 +271,7 @@ static void
 ap_poll_some(ApScanState *s)
 {
 	size_t		limit = Max(AP_QUEUE_BYTES_MIN,
-							(size_t) s->ds.conns->nconns * active_pg_batch_kb * 1024 * 2);
+							(size_t) s->ds.nstreams * active_pg_batch_kb * 1024 * 2);
 
 	if (!ApDiskScanDisksDone(&s->ds) && s->queued_bytes < limit)
 		ApDiskScanPoll(&s->ds, false);
@@ -268,15 +279,21 @@ ap_poll_some(ApScanState *s)
 
 /* ---------------- start ---------------- */
 
-/* Ship the scan to every disk, or fall back to host mode if one cannot run it. */
+/*
+ * Ship the scan to every disk (or, in a parallel participant, to the disks of
+ * the work items it claims), or fall back to host mode if one cannot run it.
+ */
 static void
 ap_ship(ApScanState *s)
 {
 	ScanState  *ss = &s->css.ss;
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 	MemoryContext oldcxt;
-	ActivePg__Program prog = ACTIVE_PG__PROGRAM__INIT;
+	ActivePg__Program *prog;
 	bool		pages = active_pg_scan_mode == AP_SCAN_MODE_PAGES;
+	uint32		mode = pages ? AP_SCAN_MODE_PAGES : AP_SCAN_MODE_ACTIVE;
+	uint32		caps = 0;
+	bool		connected;
 
 	/* the small side first: without a key no row can join */
 	if (s->bloom != NULL && !ApBloomBuild(s->bloom))
@@ -289,7 +306,11 @@ ap_ship(ApScanState *s)
 				   s->scan_cxt, ap_on_frame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
 	s->ds.on_block = ap_on_block;
-	if (!ApDiskScanConnect(&s->ds))
+	if (s->pshared != NULL)
+		connected = ApDiskScanConnectParallel(&s->ds, &s->pshared->work);
+	else
+		connected = ApDiskScanConnect(&s->ds);
+	if (!connected)
 	{
 		s->finished = true;
 		return;
@@ -298,22 +319,28 @@ ap_ship(ApScanState *s)
 	/* Params get their values now, in the node's expression context */
 	oldcxt = MemoryContextSwitchTo(s->scan_cxt);
 	ResetExprContext(econtext);
-	prog.filter = ApEncodeQuals(s->disk_quals, &ss->ps, econtext);
-	prog.n_project = s->nproject;
-	prog.project = palloc(sizeof(int32) * Max(s->nproject, 1));
+	/* later work items of a parallel participant are shipped with it too */
+	prog = palloc(sizeof(ActivePg__Program));
+	active_pg__program__init(prog);
+	prog->filter = ApEncodeQuals(s->disk_quals, &ss->ps, econtext);
+	prog->n_project = s->nproject;
+	prog->project = palloc(sizeof(int32) * Max(s->nproject, 1));
 	for (int i = 0; i < s->nproject; i++)
-		prog.project[i] = s->project_attnos[i];
-	prog.project_exprs = ApEncodeValues(s->value_exprs, &ss->ps, econtext,
-										&prog.n_project_exprs);
+		prog->project[i] = s->project_attnos[i];
+	prog->project_exprs = ApEncodeValues(s->value_exprs, &ss->ps, econtext,
+										 &prog->n_project_exprs);
 	MemoryContextSwitchTo(oldcxt);
 
 	/*
 	 * A disk that does not know the expression language gets nothing; in the
-	 * distributed-device mode every disk must ship pages.  Else the host scans.
+	 * distributed-device mode every disk must ship pages.  Else the host scans
+	 * (a parallel participant: the blocks of that disk's work items).
 	 */
-	if (((prog.n_project_exprs > 0 || ApExprNeedsExpressions(prog.filter)) &&
-		 !ApDiskScanCapable(&s->ds, AP_CAP_EXPRESSIONS)) ||
-		(pages && !ApDiskScanCapable(&s->ds, AP_CAP_PAGES)))
+	if (prog->n_project_exprs > 0 || ApExprNeedsExpressions(prog->filter))
+		caps |= AP_CAP_EXPRESSIONS;
+	if (pages)
+		caps |= AP_CAP_PAGES;
+	if (s->pshared == NULL && !ApDiskScanCapable(&s->ds, caps))
 	{
 		ApDiskScanClose(&s->ds);
 		s->host.host_mode_no_cap++;
@@ -321,21 +348,27 @@ ap_ship(ApScanState *s)
 		return;
 	}
 	if (pages)
-		ApPagesBegin(s, s->ds.conns->nconns);
+		ApPagesBegin(s);
 	/* Bloom filters only save work: without the capability, ship none */
 	else if (s->bloom != NULL && ApDiskScanCapable(&s->ds, AP_CAP_BLOOM))
 	{
 		oldcxt = MemoryContextSwitchTo(s->scan_cxt);
-		ApBloomEncode(s->bloom, &prog);
+		ApBloomEncode(s->bloom, prog);
 		MemoryContextSwitchTo(oldcxt);
 	}
 	/* the disks' cycles per byte teach the model; pages mode measures nothing */
 	if (!pages)
 		s->ds.model_op = s->bloom != NULL ? AP_MODEL_OP_BLOOM : AP_MODEL_OP_SCAN;
-	ApDiskScanSend(&s->ds, &prog, pages ? AP_SCAN_MODE_PAGES : AP_SCAN_MODE_ACTIVE);
+	if (s->pshared != NULL)
+		ApDiskScanSendParallel(&s->ds, prog, mode, caps);
+	else
+		ApDiskScanSend(&s->ds, prog, mode);
 }
 
-/* Run this execution as a plain heap scan on the host. */
+/*
+ * Run this execution as a plain heap scan on the host: of the whole relation,
+ * or of the blocks this participant takes from a parallel heap scan.
+ */
 static void
 ap_start_host_mode(ApScanState *s)
 {
@@ -343,8 +376,12 @@ ap_start_host_mode(ApScanState *s)
 
 	s->host_mode = true;
 	s->host.host_mode_scans++;
-	s->host_scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot,
-								   0, NULL);
+	if (s->pshared != NULL)
+		s->host_scan = table_beginscan_parallel(ss->ss_currentRelation,
+												ApParallelHeapScan(s->pshared));
+	else
+		s->host_scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot,
+									   0, NULL);
 }
 
 /* First Exec after Begin/ReScan: choose host mode or pushdown. */
@@ -356,7 +393,8 @@ ap_start(ApScanState *s)
 
 	s->started = true;
 	s->finished = false;
-	if (!ApDiskScanPossible(snapshot))
+	/* under Gather the leader decided for every participant */
+	if (s->pshared != NULL ? s->pshared->host_mode : !ApDiskScanPossible(snapshot))
 	{
 		ap_start_host_mode(s);
 		return;
@@ -438,7 +476,7 @@ ap_decode_row(ApScanState *s)
 	TupleTableSlot *raw = s->raw_slot;
 	TupleDesc	desc = raw->tts_tupleDescriptor;
 	TupleDesc	scan_desc = scan->tts_tupleDescriptor;
-	ApDiskConn *conn = &s->ds.conns->conns[b->disk];
+	ApDiskConn *conn = b->conn;
 	ApRowHeader hdr;
 	const char *row;
 	const char *data;
@@ -528,7 +566,7 @@ ap_release_batch(ApScanState *s)
 	ApBatch    *b = s->cur;
 
 	if (s->cur_off < b->len)
-		ApProtocolError(&s->ds.conns->conns[b->disk],
+		ApProtocolError(b->conn,
 						psprintf("A batch of %u rows has %zu trailing bytes.",
 								 b->nrows, b->len - s->cur_off));
 	ExecClearTuple(s->css.ss.ss_ScanTupleSlot);

@@ -15,6 +15,7 @@
 #include "active_pg.h"
 #include "diskscan.h"
 
+#include "access/parallel.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "commands/explain.h"
@@ -28,8 +29,30 @@ typedef struct ApBatch
 	const char *data;			/* MAXALIGN'd rows */
 	size_t		len;
 	uint32		nrows;
-	int			disk;
+	ApDiskConn *conn;			/* the disk that sent it */
 } ApBatch;
+
+/* One worker's statistics in the shared state (parallel.c). */
+typedef struct ApWorkerStats
+{
+	int			stats_ndisks;
+	ApHostStats host;
+	bool		disk_stats_valid[AP_NDISKS_MAX];
+	ActivePg__ScanStats disk_stats[AP_NDISKS_MAX];
+} ApWorkerStats;
+
+/*
+ * Shared state of a parallel-aware ActiveScan (parallel.c), in the parallel
+ * query's dynamic shared memory; see parallel.c for its rules.
+ */
+typedef struct ApParallelShared
+{
+	ApParallelScan work;		/* work items of a pushed-down scan (diskscan.h) */
+	bool		host_mode;		/* the leader found pushdown impossible: heap scan */
+	Size		heap_offset;	/* host mode's ParallelTableScanDesc, from the start */
+	Size		stats_offset;	/* nworkers ApWorkerStats, one per worker number */
+	int			nworkers;
+} ApParallelShared;
 
 typedef struct ApScanState
 {
@@ -58,6 +81,8 @@ typedef struct ApScanState
 	ApDiskScan	ds;				/* the disks' conversation (pushdown) */
 	TableScanDesc host_scan;	/* host mode */
 	TupleTableSlot *heap_slot;	/* host mode and fallback tuples */
+	ApParallelShared *pshared;	/* parallel-aware plan under Gather, else NULL */
+	bool		stats_reported;	/* a worker added its statistics to pshared */
 
 	/* queued work */
 	List	   *batches;		/* of ApBatch *, FIFO */
@@ -103,9 +128,18 @@ void		ApExplainTextHostMode(const ApHostStats *h, ExplainState *es);
 /* Quals and projection of the heap tuple in slot into the scan slot; false if rejected. */
 bool		ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap);
 
+/* parallel.c: the DSM callbacks of a parallel-aware ActiveScan */
+Size		ApScanEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
+void		ApScanInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+void		ApScanReInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+void		ApScanInitializeWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
+void		ApScanShutdown(CustomScanState *node);
+/* Host mode's shared heap scan descriptor. */
+ParallelTableScanDesc ApParallelHeapScan(ApParallelShared *sh);
+
 /* pages.c: the distributed-device mode (active_pg.scan_mode = 'pages') */
 /* Set up the page state of one execution, after connecting and before shipping. */
-void		ApPagesBegin(ApScanState *s, int ndisks);
+void		ApPagesBegin(ApScanState *s);
 /* Queue a PageBatch frame (the page state takes ownership). */
 void		ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f);
 /* A fallback block from a disk counts as received in pages mode. */

@@ -212,6 +212,16 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 								 h->pages_received, h->page_tuples, h->page_tuples_visible);
 			}
 			ApExplainTextFallback(h, es);
+			if (s->css.ss.ps.plan->parallel_aware && h->work_items > 0)
+			{
+				/* the participants' share of the disks (parallel.c) */
+				ApExplainTextLine(es, "Work Items");
+				appendStringInfo(es->str, UINT64_FORMAT, h->work_items);
+				if (h->items_on_host > 0)
+					appendStringInfo(es->str, " (" UINT64_FORMAT " read on the host)",
+									 h->items_on_host);
+				appendStringInfoChar(es->str, '\n');
+			}
 			ApExplainTextLine(es, "Xids Resolved");
 			appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
 							 h->xids_answered, h->xid_requests);
@@ -246,6 +256,11 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Xid Requests", NULL, h->xid_requests, es);
+		if (s->css.ss.ps.plan->parallel_aware)
+		{
+			ExplainPropertyUInteger("Work Items", NULL, h->work_items, es);
+			ExplainPropertyUInteger("Work Items Read On Host", NULL, h->items_on_host, es);
+		}
 		ExplainPropertyUInteger("Rows From Disks", NULL, h->rows_from_disks, es);
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);

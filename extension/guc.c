@@ -41,6 +41,7 @@ static const struct config_enum_entry ap_scan_mode_options[] = {
 
 bool		active_pg_enable = AP_ENABLE_DEFAULT;
 bool		active_pg_force = AP_FORCE_DEFAULT;
+bool		active_pg_enable_parallel = AP_ENABLE_PARALLEL_DEFAULT;
 int			active_pg_ndisks = AP_NDISKS_DEFAULT;
 int			active_pg_stripe_pages = AP_STRIPE_PAGES_DEFAULT;
 char	   *active_pg_disks = NULL;
@@ -105,6 +106,14 @@ ApGucInit(void)
 							 NULL,
 							 &active_pg_force,
 							 AP_FORCE_DEFAULT,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("active_pg.enable_parallel",
+							 "Lets parallel workers share ActiveScan's disks (a partial path under Gather).",
+							 "Off: ActiveScan is neither parallel-aware nor run by parallel workers.",
+							 &active_pg_enable_parallel,
+							 AP_ENABLE_PARALLEL_DEFAULT,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 

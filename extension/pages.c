@@ -23,7 +23,8 @@
  *   - Every block of [0, nblocks) must arrive exactly once, from the disk
  *     that owns its stripe unit, as a page or as a fallback block: a missing
  *     or duplicated page would silently lose or duplicate rows, so either is
- *     a protocol violation.
+ *     a protocol violation.  A parallel participant checks the same for the
+ *     stripe units of the work items it shipped (diskscan.h).
  *   - Pages are copied into an aligned buffer before use: tuples are
  *     MAXALIGNed relative to the page, and the frame's bytes need not be.
  */
@@ -45,7 +46,7 @@
 typedef struct ApPageBatch
 {
 	ActivePg__Frame *frame;		/* owns the pages */
-	int			disk;
+	ApDiskConn *conn;			/* the disk that sent it */
 } ApPageBatch;
 
 typedef struct ApPageState
@@ -90,7 +91,7 @@ ap_cmp_xid(const void *a, const void *b)
 
 /* Set up the page state of one execution (in scan_cxt) before shipping. */
 void
-ApPagesBegin(ApScanState *s, int ndisks)
+ApPagesBegin(ApScanState *s)
 {
 	Snapshot	snapshot = s->css.ss.ps.state->es_snapshot;
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->scan_cxt);
@@ -122,8 +123,9 @@ ApPagesBegin(ApScanState *s, int ndisks)
 	ps->cb.arg = ps;
 	MemoryContextRegisterResetCallback(s->scan_cxt, &ps->cb);
 	ps->seen = palloc0((s->ds.nblocks + 7) / 8 + 1);
-	ps->ndisks = ndisks;
-	ps->stripe_pages = (uint32) active_pg_stripe_pages;
+	/* the requests' geometry: disks, or a parallel participant's work items */
+	ps->ndisks = s->ds.nvdisks;
+	ps->stripe_pages = s->ds.stripe_pages;
 	if (s->page_slot == NULL)
 		s->page_slot = ExecAllocTableSlot(&s->css.ss.ps.state->es_tupleTable,
 										  RelationGetDescr(s->css.ss.ss_currentRelation),
@@ -141,7 +143,7 @@ ap_pages_mark(ApScanState *s, ApDiskConn *conn, uint32 blk)
 	if (blk >= s->ds.nblocks)
 		ApProtocolError(conn, psprintf("Page %u is outside the relation's %u blocks.",
 									   blk, s->ds.nblocks));
-	if ((blk / ps->stripe_pages) % ps->ndisks != (uint32) conn->disk)
+	if ((blk / ps->stripe_pages) % ps->ndisks != conn->vdisk)
 		ApProtocolError(conn, psprintf("Page %u belongs to another disk's stripe.", blk));
 	if (ps->seen[blk / 8] & (1 << (blk % 8)))
 		ApProtocolError(conn, psprintf("Page %u arrived twice.", blk));
@@ -173,7 +175,7 @@ ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 	}
 	b = MemoryContextAlloc(s->scan_cxt, sizeof(ApPageBatch));
 	b->frame = f;
-	b->disk = conn->disk;
+	b->conn = conn;
 	s->pages->queue = lappend(s->pages->queue, b);
 	s->queued_bytes += pb->pages.len;
 }
@@ -186,15 +188,19 @@ ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk)
 		ap_pages_mark(s, conn, blk);
 }
 
-/* At the end of the scan: did every block arrive? */
+/*
+ * At the end of the scan: did every block requested arrive (all of the
+ * relation's, or a parallel participant's share)?
+ */
 void
 ApPagesCheckComplete(ApScanState *s)
 {
-	if (s->pages != NULL && s->pages->nseen != s->ds.nblocks)
+	if (s->pages != NULL && s->pages->nseen != s->ds.blocks_requested)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
-				 errmsg("active_pg disks shipped %llu of the relation's %u pages",
-						(unsigned long long) s->pages->nseen, s->ds.nblocks)));
+				 errmsg("active_pg disks shipped %llu of the %llu pages requested of the relation's %u",
+						(unsigned long long) s->pages->nseen,
+						(unsigned long long) s->ds.blocks_requested, s->ds.nblocks)));
 }
 
 /*

@@ -16,9 +16,20 @@
  *	  during recovery (hint bits and flushes are the primary's business);
  *	- no system column needed (ctid for UPDATE/DELETE/FOR UPDATE, tableoid):
  *	  the disks ship user columns only.
- * The path is never partial and never parallel-safe: the node is not
- * parallel-aware, and running one full copy per worker would duplicate rows
- * under a Parallel Append or need the disk connection in workers.
+ * Parallel query (active_pg.enable_parallel).  When the relation may be
+ * scanned in parallel (rel->consider_parallel: its quals and target are
+ * parallel-safe, so every Param they hold is available in workers), the path
+ * is parallel-safe: a worker can run the whole conversation with the disks
+ * (it shares the leader's snapshot and transaction, so it answers xid
+ * questions alike), as the inner side of a join under Gather or a
+ * non-partial child of a Parallel Append.  A second, partial path
+ * (parallel_aware) lets Gather's participants divide the disks' work
+ * (parallel.c): its cost keeps the disks' terms of the model whole and
+ * divides the host's work on the shipped rows, and its rows, by
+ * PostgreSQL's parallel divisor, as cost_seqscan does, so the planner
+ * parallelizes the joins above a pushed-down scan when that pays.  Neither
+ * while the interconnect is emulated: its throttle is per backend, so
+ * participants would exceed it together.
  *
  * Cost model: seed 001's throughput model (extension/model.c), which
  * predicts the seconds of this scan on the disks and of the host's own Seq
@@ -232,10 +243,44 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
 		ap_rel_readable(rte, rel, NIL, &project);
 }
 
-/* Cost the path with the throughput model (model.c); keep the prediction for EXPLAIN. */
+/*
+ * PostgreSQL's parallel divisor for a partial path run by workers plus,
+ * under parallel_leader_participation, the leader, which gives less of its
+ * time the more workers it has to serve (30% less per worker).
+ */
+static double
+ap_parallel_divisor(int workers)
+{
+	double		divisor = workers;
+	double		leader = 1.0 - 0.3 * workers;
+
+	if (parallel_leader_participation && leader > 0)
+		divisor += leader;
+	return divisor;
+}
+
+/*
+ * One participant's share of the prediction (see the file header): the
+ * disks' terms and the cores term are the whole scan's whoever consumes it;
+ * the host's work on the shipped rows is divided.  The start stays: each
+ * participant connects to the disks of the work items it claims, about as
+ * many connections as one serial scan makes.
+ */
+static void
+ap_model_share(ApModelResult *m, double divisor)
+{
+	m->a_host /= divisor;
+	m->t_active = Max(Max(Max(m->a_read, m->a_disk_cpu), Max(m->a_net, m->a_host)),
+					  m->a_cores) + m->a_serial;
+}
+
+/*
+ * Cost the path with the throughput model (model.c); keep the prediction for
+ * EXPLAIN.  divisor > 1: a partial path's share (ap_model_share).
+ */
 static void
 ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-			 CustomPath *cpath)
+			 CustomPath *cpath, double divisor)
 {
 	Path	   *path = &cpath->path;
 	double		spc_seq_page_cost;
@@ -264,19 +309,47 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 	in.width_out = rel->reltarget->width + AP_ROW_HEADER_BYTES;
 	in.host_ops = host_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
 	ApModelPredict(&in, &m);
+	if (divisor > 1.0)
+		ap_model_share(&m, divisor);
 
 	/* what cost_seqscan charges for the same input: the exchange rate */
 	host_cost = spc_seq_page_cost * rel->pages +
 		(cpu_tuple_cost + disk_qual.per_tuple + host_qual.per_tuple) * rel->tuples;
 	startup = disk_qual.startup + host_qual.startup + rel->reltarget->cost.startup;
 
-	path->rows = rel->rows;
+	path->rows = divisor > 1.0 ? clamp_row_est(rel->rows / divisor) : rel->rows;
 	path->startup_cost = startup + ApModelCost(&m, host_cost) * m.a_serial /
 		Max(m.t_active, 1e-9);
 	path->total_cost = startup + ApModelCost(&m, host_cost) +
-		rel->reltarget->cost.per_tuple * rel->rows;
+		rel->reltarget->cost.per_tuple * path->rows;
 	list_nth_cell(cpath->custom_private, AP_PATH_PRIV_MODEL)->ptr_value =
 		ApModelToList(&m);
+}
+
+/*
+ * The partial path for Gather's participants (see the file header), or NULL
+ * if the relation is not scanned in parallel.
+ */
+static CustomPath *
+ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
+				CustomPath *serial)
+{
+	CustomPath *ppath;
+	int			workers;
+
+	if (!serial->path.parallel_safe)
+		return NULL;
+	workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return NULL;
+
+	ppath = makeNode(CustomPath);
+	memcpy(ppath, serial, sizeof(CustomPath));
+	ppath->custom_private = list_copy(serial->custom_private);
+	ppath->path.parallel_aware = true;
+	ppath->path.parallel_workers = workers;
+	ap_cost_path(root, rel, disk_ri, host_ri, ppath, ap_parallel_divisor(workers));
+	return ppath;
 }
 
 /* Offer ActiveScan for an eligible base relation. */
@@ -285,6 +358,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
 {
 	CustomPath *cpath;
+	CustomPath *ppath;
 	List	   *disk_ri;
 	List	   *host_ri;
 	List	   *project;
@@ -311,7 +385,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->path.pathtarget = rel->reltarget;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
+	cpath->path.parallel_safe = active_pg_enable_parallel && rel->consider_parallel &&
+		active_pg_interconnect_mbps == 0;
 	cpath->path.parallel_workers = 0;
 	cpath->path.pathkeys = NIL;
 	/* ExecScan projects the plan's tlist over the scan slot (exec.c) */
@@ -319,16 +394,21 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;
-	ap_cost_path(root, rel, disk_ri, host_ri, cpath);
+	ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0);
+	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath);
 
 	if (active_pg_force)
 	{
 		/* testing switch: the only way to scan this relation */
 		rel->pathlist = list_make1(cpath);
-		rel->partial_pathlist = NIL;
+		rel->partial_pathlist = ppath != NULL ? list_make1(ppath) : NIL;
 	}
 	else
+	{
 		add_path(rel, &cpath->path);
+		if (ppath != NULL)
+			add_partial_path(rel, &ppath->path);
+	}
 }
 
 /* Turn the chosen ActiveScan path into a CustomScan plan node. */

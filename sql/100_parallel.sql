@@ -1,0 +1,235 @@
+-- Parallel-aware ActiveScan: Gather's participants (leader and workers)
+-- divide the disks' work through dynamic shared memory, each claiming work
+-- items and running its own conversation with their disks.  Parallel plans
+-- are forced by making them free; every query is checked against pushdown
+-- off (ap_check, 001_setup), and the shapes are pinned.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+-- many stripe units, so that the scan is cut into 4 work items per disk
+SET active_pg.stripe_pages = 4;
+-- ActiveScan under PostgreSQL's own (parallel) aggregation
+SET active_pg.enable_agg = off;
+
+CREATE TABLE pt (id int, k int, grp text COLLATE "C", amount numeric(10,2), day date);
+INSERT INTO pt SELECT g, g % 100, 'g' || (g % 7), (g % 1000) / 10.0, date '2000-01-01' + g % 365
+FROM generate_series(1, 100000) g;
+ANALYZE pt;
+CREATE TABLE pd (k int, name text);
+INSERT INTO pd SELECT g, 'name ' || g FROM generate_series(0, 99) g;
+ANALYZE pd;
+
+-- the partial path under Gather, and the quals split as usual
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id, amount FROM pt WHERE k < 50 AND md5(grp) <> 'x';
+EXPLAIN (COSTS OFF) SELECT grp, count(*), sum(amount) FROM pt WHERE day < date '2000-03-01' GROUP BY grp;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT id, amount FROM pt WHERE k < 50 AND md5(grp) <> ''x''');
+SELECT ap_check('SELECT grp, count(*), sum(amount) FROM pt WHERE day < date ''2000-03-01'' GROUP BY grp');
+SELECT ap_check('SELECT * FROM pt');
+SELECT ap_check('SELECT id, amount * 2 AS a2, k + 1 AS k1 FROM pt WHERE amount > 90');
+
+-- Gather Merge, and LIMIT stopping the participants early
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id FROM pt WHERE k = 5 ORDER BY id;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT id FROM pt WHERE k = 5 ORDER BY id');
+SET active_pg.force_pushdown = on;
+SELECT count(*) FROM (SELECT * FROM pt WHERE k = 3 LIMIT 7) s;
+RESET active_pg.force_pushdown;
+
+-- every page is read exactly once, by the participants together: the
+-- workers' disk statistics reach the leader's EXPLAIN
+CREATE FUNCTION par_explain(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO j;
+	RETURN j::jsonb;
+END $$;
+CREATE FUNCTION scan_node(p jsonb) RETURNS jsonb LANGUAGE sql AS $$
+	WITH RECURSIVE n(node) AS (
+		SELECT p
+		UNION ALL
+		SELECT c FROM n, jsonb_array_elements(n.node->'Plans') c
+	)
+	SELECT node FROM n WHERE node->>'Custom Plan Provider' = 'ActiveScan' LIMIT 1
+$$;
+SET active_pg.force_pushdown = on;
+SELECT s->>'Parallel Aware' AS parallel_aware,
+	(s->>'Disk Pages Read')::bigint = pg_relation_size('pt') / 8192 AS every_page_once,
+	(s->>'Disk Tuples Seen')::bigint AS tuples_seen,
+	(s->>'Rows From Disks')::bigint AS rows_from_disks,
+	(s->>'Work Items')::int AS work_items
+FROM (SELECT scan_node(par_explain('SELECT count(*), sum(amount) FROM pt WHERE k < 60')->0->'Plan') s) x;
+RESET active_pg.force_pushdown;
+
+-- joins above the scan: a parallel hash join whose inner side is a full,
+-- parallel-safe ActiveScan in every participant, or a shared hash table
+SET active_pg.force_pushdown = on;
+SET enable_parallel_hash = off;
+EXPLAIN (COSTS OFF) SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name;
+RESET enable_parallel_hash;
+EXPLAIN (COSTS OFF) SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name');
+SET enable_parallel_hash = off;
+SELECT ap_check('SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name');
+RESET enable_parallel_hash;
+SELECT ap_check('SELECT a.id AS a, b.id AS b FROM pt a JOIN pt b ON a.id = b.id + 1 WHERE a.k = 1 AND b.k = 0');
+
+-- rescans: Gather re-executed for every outer row starts the work items over
+SET enable_material = off;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF)
+SELECT * FROM (SELECT count(*) AS n FROM pt WHERE k > 10) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true;
+SELECT * FROM (SELECT count(*) AS n FROM pt WHERE k > 10) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true;
+SELECT (s->>'Disk Pages Read')::bigint = 3 * (pg_relation_size('pt') / 8192) AS every_page_once_per_loop,
+	(s->>'Work Items')::int AS work_items
+FROM (SELECT scan_node(par_explain('SELECT * FROM (SELECT count(*) AS n FROM pt WHERE k > 10) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true')->0->'Plan') s) x;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT * FROM (SELECT count(*) AS n FROM pt WHERE k > 10) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true');
+RESET enable_material;
+
+-- init-plan values are shipped by every participant (Gather passes them on)
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(amount) FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42);
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT id FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42)');
+SELECT ap_check('SELECT count(*), sum(amount) FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42)');
+
+-- prepared statements: the generic plan's parameters reach the workers
+SET plan_cache_mode = force_generic_plan;
+SET active_pg.force_pushdown = on;
+PREPARE pq(int, numeric) AS SELECT count(*), sum(amount) FROM pt WHERE k < $1 AND amount > $2;
+EXPLAIN (COSTS OFF) EXECUTE pq(3, 10);
+EXECUTE pq(3, 10);
+EXECUTE pq(4, 50.5);
+EXECUTE pq(1000, 0);
+RESET active_pg.force_pushdown;
+SET active_pg.enable = off;
+SELECT count(*), sum(amount) FROM pt WHERE k < 3 AND amount > 10;
+SELECT count(*), sum(amount) FROM pt WHERE k < 4 AND amount > 50.5;
+SELECT count(*), sum(amount) FROM pt WHERE k < 1000 AND amount > 0;
+RESET active_pg.enable;
+DEALLOCATE pq;
+RESET plan_cache_mode;
+
+-- the scanning transaction's own writes, its subtransactions', and a
+-- repeatable-read snapshot: workers see exactly what the leader sees
+BEGIN;
+INSERT INTO pt SELECT g, 1000, 'new', 1.00, date '2001-01-01' FROM generate_series(100001, 101000) g;
+DELETE FROM pt WHERE id % 10 = 0;
+UPDATE pt SET amount = amount + 1 WHERE id % 10 = 1;
+SAVEPOINT s1;
+INSERT INTO pt VALUES (200000, 1000, 'sub', 2.00, date '2001-01-02');
+RELEASE s1;
+SAVEPOINT s2;
+INSERT INTO pt VALUES (200001, 1000, 'sub aborted', 2.00, date '2001-01-02');
+DELETE FROM pt WHERE id % 10 = 2;
+ROLLBACK TO s2;
+SET LOCAL active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(amount) FROM pt WHERE k >= 0;
+SELECT count(*), sum(amount), count(*) FILTER (WHERE k = 1000) AS mine FROM pt WHERE k >= 0;
+SET LOCAL active_pg.force_pushdown = off;
+SELECT ap_check('SELECT * FROM pt');
+SELECT ap_check('SELECT grp, count(*), sum(amount) FROM pt WHERE k >= 0 GROUP BY grp');
+SET LOCAL active_pg.enable = off;
+SELECT count(*), sum(amount), count(*) FILTER (WHERE k = 1000) AS mine FROM pt WHERE k >= 0;
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM pd;
+INSERT INTO pt VALUES (300000, 1000, 'after snapshot', 3.00, date '2001-01-03');
+SELECT ap_check('SELECT * FROM pt WHERE k = 1000');
+ROLLBACK;
+
+-- a whole non-partial ActiveScan in one worker (Gather single copy): no
+-- partial paths for so small a table, and every plan goes to a worker
+SET min_parallel_table_scan_size = '1GB';
+SET force_parallel_mode = on;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id FROM pt WHERE k = 7;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT id FROM pt WHERE k = 7');
+BEGIN;
+DELETE FROM pt WHERE k = 7 AND id < 500;
+INSERT INTO pt VALUES (400000, 7, 'mine', 4.00, date '2001-01-04');
+SELECT ap_check('SELECT id, grp FROM pt WHERE k = 7');
+ROLLBACK;
+RESET force_parallel_mode;
+SET min_parallel_table_scan_size = 0;
+
+-- errors raised on a participant's fallback tuples are PostgreSQL's own
+\set VERBOSITY terse
+SET active_pg.force_pushdown = on;
+SELECT count(*) FROM pt WHERE 100 / (k - 50) > 0;
+RESET active_pg.force_pushdown;
+SET active_pg.enable = off;
+SELECT count(*) FROM pt WHERE 100 / (k - 50) > 0;
+RESET active_pg.enable;
+\set VERBOSITY default
+
+-- the distributed-device mode divides the pages the same way
+SET active_pg.scan_mode = 'pages';
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pt WHERE k < 10;
+SELECT (s->>'Host Pages Received')::bigint = pg_relation_size('pt') / 8192 AS every_page_once,
+	(s->>'Work Items')::int AS work_items
+FROM (SELECT scan_node(par_explain('SELECT count(*) FROM pt WHERE k < 10')->0->'Plan') s) x;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT id, amount FROM pt WHERE k < 10');
+SELECT ap_check('SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name');
+RESET active_pg.scan_mode;
+
+-- a cached parallel plan run where the disks cannot be used (SERIALIZABLE):
+-- the participants share a parallel heap scan instead
+SET plan_cache_mode = force_generic_plan;
+SET active_pg.force_pushdown = on;
+PREPARE ps(int) AS SELECT count(*), sum(amount) FROM pt WHERE k < $1;
+EXPLAIN (COSTS OFF) EXECUTE ps(30);
+RESET active_pg.force_pushdown;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+EXECUTE ps(30);
+SELECT (s->>'Host Mode Executions')::int >= 1 AS host_mode,
+	(s->>'Pushdown Executions')::int AS pushdown_executions,
+	(s->>'Host Mode Tuples')::bigint = (SELECT count(*) FROM pt) AS every_tuple_once
+FROM (SELECT scan_node(par_explain('EXECUTE ps(30)')->0->'Plan') s) x;
+COMMIT;
+SET active_pg.enable = off;
+SELECT count(*), sum(amount) FROM pt WHERE k < 30;
+RESET active_pg.enable;
+DEALLOCATE ps;
+RESET plan_cache_mode;
+
+-- partitions: partial ActiveScans under Parallel Append
+CREATE TABLE pp (id int, k int, v text) PARTITION BY RANGE (id);
+CREATE TABLE pp1 PARTITION OF pp FOR VALUES FROM (0) TO (30000);
+CREATE TABLE pp2 PARTITION OF pp FOR VALUES FROM (30000) TO (60000);
+INSERT INTO pp SELECT g, g % 13, 'v' || g FROM generate_series(0, 59999) g;
+ANALYZE pp;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pp WHERE k = 3;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT * FROM pp WHERE k = 3');
+
+-- the leader only coordinates: the workers claim every work item
+SET parallel_leader_participation = off;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT grp, count(*), sum(amount) FROM pt WHERE k > 3 GROUP BY grp;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT grp, count(*), sum(amount) FROM pt WHERE k > 3 GROUP BY grp');
+RESET parallel_leader_participation;
+
+-- the switch: no parallel ActiveScan, and none in a worker
+SET active_pg.enable_parallel = off;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(amount) FROM pt WHERE k < 50;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT count(*), sum(amount) FROM pt WHERE k < 50');
+RESET active_pg.enable_parallel;
+
+DROP TABLE pp;
+DROP TABLE pt;
+DROP TABLE pd;
+DROP FUNCTION scan_node(jsonb);
+DROP FUNCTION par_explain(text);
