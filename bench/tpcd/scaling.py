@@ -5,31 +5,59 @@ shared interconnect), in the two modes over the same throttled disks:
 
   pages   distributed devices (003's FNBD baseline, Riedel's "traditional
           system"): the disks ship raw pages, the host does all the work
-  active  Active Disks: the disks filter and project, the host gets the rest
+  active  Active Disks: the disks filter, project and aggregate, the host
+          gets the rest
 
-for the select (Q6's filter), the aggregation (a Q1-style group by, with the
-aggregate on the host over the scan) and the two-way join of 000 Figures 6-8.
-Each curve is plotted beside the prediction of the cost model (model.c),
-read from EXPLAIN (VERBOSE) of the same plan.
+for the queries of 000 Figures 6-9:
+
+  select       Q6's filter (Figure 6); the disks filter, the host sums the
+               rows they ship (ActiveAgg off, so the query stays a selection)
+  aggregation  Q1's group by (Figure 7); in active mode the disks aggregate
+               (ActiveAgg), in pages mode PostgreSQL's HashAggregate on the host
+  join         the two-way join of part and lineitem (Figure 8)
+  q9           TPC-H Q9, the six-way join (Figure 9)
+
+Every relation is scanned by ActiveScan (force_pushdown): in pages mode it
+ships pages and the host does everything.  Bloom filters are off (their cost
+is not in the model).
+
+The model.  Each pushed-down node carries model.c's prediction (EXPLAIN
+VERBOSE: "Model Active Time", and "Model Host Time", the host's share).
+The plan's time is predicted from those and the plan's estimated rows
+(plan_model below): a pipeline is driven by one scan; the host work of the
+joins and aggregations it feeds (hash builds, probes, join output, transition
+functions; per-row constants measured on this machine with --calibrate)
+overlaps that scan, so a pipeline takes max(scan, host share + its join
+work); pipelines run one after the other (a hash join builds before it
+probes); the work after a blocking node (sorting, emitting groups) is
+serial.  For one scan and no joins this is model.c's prediction itself.
 
 The cluster is restarted with active_pg.ndisks = d for each point; the
 emulation settings are ALTER SYSTEM settings, so the launcher passes them to
 the disks and the planner's model sees the same values.
 
-The emulation is faithful only while the real CPU is not the bottleneck: a
-CPU-bound emulated disk keeps a core busy cpu_ratio of its time and the host
-needs a core, so d * cpu_ratio + 1 must not exceed the cores.  Points beyond
-that are marked (hollow markers, "unfaithful" in the table) and a warning is
-printed.
+Faithfulness.  A CPU-bound emulated disk keeps a core busy cpu_ratio of its
+time and the host needs a core, so d * cpu_ratio + 1 <= cores guarantees the
+emulation is faithful (static rule; "no" in the table's static column).
+What the disks really use is usually much less (a media-bound disk works a
+few percent of the time), so each point also records the CPU time the
+cluster's processes (postmaster tree: backend, disks) really used during
+the query, in cores; a point where that reaches 85% of the cores is marked
+CPU-bound: there the disks also queue for the real CPU and the emulation is
+not faithful.  The machine is shared: the busy cores of the whole machine
+(/proc/stat) are recorded too, and a point measured while other work kept
+the machine busy is marked noisy.
 
 Usage (started by bench/tpcd/scaling, which prepares the venv):
   scaling.py [--disks 1,2,4,8,16] [--media 15] [--cpu-ratio 0.25]
-             [--interconnect 60] [--rows 300000] [--runs 2]
+             [--interconnect 60] [--rows 300000] [--runs 3]
+             [--queries select,aggregation,join,q9] [--calibrate]
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -39,29 +67,62 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 QUERIES = {
-    # Q6's filter, the aggregate on the host over the shipped rows
     "select": "SELECT count(*), sum(l_extendedprice * l_discount) FROM lineitem "
               "WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01' "
               "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
-    # 000's Q1 aggregate (Figure 7)
     "aggregation": "SELECT l_returnflag, l_linestatus, sum(l_quantity), "
                    "sum(l_extendedprice * (1 - l_discount)), count(*) FROM lineitem "
                    "WHERE l_shipdate <= date '1998-09-02' GROUP BY 1, 2 ORDER BY 1, 2",
-    # 000's two-way join (Figure 8)
     "join": "SELECT sum(l_quantity), count(*) FROM part, lineitem "
             "WHERE p_partkey = l_partkey AND p_name LIKE '%green%'",
+    "q9": open(os.path.join(HERE, "queries", "9.sql")).read(),
 }
+# 000's figure of each query
+FIGURES = {"select": 6, "aggregation": 7, "join": 8, "q9": 9}
+# tables each query reads (loaded on demand)
+TABLES = {"select": ["lineitem"], "aggregation": ["lineitem"], "join": ["part", "lineitem"],
+          "q9": ["nation", "supplier", "part", "partsupp", "orders", "lineitem"]}
 
 # The pushed-down nodes of a plan (as bench/tpcd/tpcd.py counts them).
 PUSHDOWN_PROVIDERS = ("ActiveScan", "ActiveAgg")
 
-SESSION = ("SET active_pg.force_pushdown = on; SET active_pg.enable_agg = off; "
-           "SET active_pg.enable_bloom = off; SET max_parallel_workers_per_gather = 0; "
-           "SET active_pg.direct_io = off; SET jit = off; ")
+SESSION = ("SET active_pg.force_pushdown = on; SET active_pg.enable_bloom = off; "
+           "SET max_parallel_workers_per_gather = 0; SET active_pg.direct_io = off; "
+           "SET jit = off; SET work_mem = '64MB'; ")
+# aggregation at the disks only where the query is about it (and only in
+# active mode: pages mode never offers ActiveAgg)
+QUERY_SESSION = {"select": "SET active_pg.enable_agg = off; ",
+                 "aggregation": "SET active_pg.enable_agg = on; ",
+                 "join": "SET active_pg.enable_agg = off; ",
+                 "q9": "SET active_pg.enable_agg = off; "}
+
+# Host work per row of the nodes above the scans, ns (plan_model).  Measured
+# on the development machine (2 cores, PostgreSQL 15, SF 0.05 subset) with
+# --calibrate: exclusive times of EXPLAIN ANALYZE of the four queries run on
+# the host, minus two clock reads per row and node; rounded within the spread
+# of repeated runs on the shared machine (Aggregate 20-600 ns per row
+# depending on its transition functions: Q1's numeric sums ~300; Hash Join
+# 50-170 per outer row with its output; Hash 100-230; Sort 40-70 x log2).
+HOST_NS = {
+    "hash_build": 150.0,    # Hash: per input row (hash, insert, copy)
+    "probe": 60.0,          # Hash Join: per outer row
+    "join_out": 80.0,       # any join: per output row (projection)
+    "agg_row": 250.0,       # Aggregate: per input row (transition functions)
+    "agg_group": 300.0,     # Aggregate: per group (finalize, emit)
+    "sort": 50.0,           # Sort: per row and log2(rows)
+    "other": 30.0,          # any other node: per row
+}
+NOISE = 0.05                # relative margin below which two times tie
+FAITHFUL_CPU = 0.85         # cluster CPU / cores above which a point is CPU-bound
+BUSY_MACHINE = 0.95         # machine busy / cores above which a point is noisy
 
 
 def log(msg):
     print(msg, flush=True)
+
+
+def as_postgres(cmd):
+    return (["runuser", "-u", "postgres", "--"] + cmd) if os.geteuid() == 0 else cmd
 
 
 class Cluster:
@@ -79,9 +140,7 @@ class Cluster:
 
     def pg_ctl(self, *a):
         cmd = ["pg_ctl", "-D", self.datadir, "-l", self.datadir + "/../scaling.log", "-w"] + list(a)
-        if os.geteuid() == 0:
-            cmd = ["runuser", "-u", "postgres", "--"] + cmd
-        subprocess.run(cmd, check=True, capture_output=True)
+        subprocess.run(as_postgres(cmd), check=True, capture_output=True)
 
     def ensure(self):
         if not os.path.exists(os.path.join(self.datadir, "PG_VERSION")):
@@ -89,19 +148,19 @@ class Cluster:
             if os.geteuid() == 0:
                 subprocess.run(["chown", "postgres", os.path.dirname(self.datadir), self.datadir],
                                check=True)
-            init = ["initdb", "-D", self.datadir, "-A", "trust", "-U", "postgres"]
-            if os.geteuid() == 0:
-                init = ["runuser", "-u", "postgres", "--"] + init
-            subprocess.run(init, check=True, capture_output=True)
+            subprocess.run(as_postgres(["initdb", "-D", self.datadir, "-A", "trust", "-U", "postgres"]),
+                           check=True, capture_output=True)
             with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
                 f.write("port = %d\nunix_socket_directories = '%s'\n"
                         "shared_preload_libraries = 'active_pg'\nshared_buffers = 256MB\n"
                         "jit = off\nfsync = off\n" % (self.args.port, self.args.host))
-        status = ["pg_ctl", "-D", self.datadir, "status"]
-        if os.geteuid() == 0:
-            status = ["runuser", "-u", "postgres", "--"] + status
-        if subprocess.run(status, capture_output=True).returncode != 0:
+        if subprocess.run(as_postgres(["pg_ctl", "-D", self.datadir, "status"]),
+                          capture_output=True).returncode != 0:
             self.pg_ctl("start")
+
+    def postmaster_pid(self):
+        with open(os.path.join(self.datadir, "postmaster.pid")) as f:
+            return int(f.readline())
 
     def set_disks(self, d, a):
         self.psql("ALTER SYSTEM SET active_pg.ndisks = %d" % d)
@@ -118,29 +177,74 @@ class Cluster:
         sys.exit("the %d disks did not come up" % d)
 
 
-def load(cl, a):
+# ---------------- CPU accounting (/proc) ----------------
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s(root):
+    """CPU seconds (user + system) of root and all its descendants."""
+    children = {}
+    cpu = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                s = f.read()
+        except OSError:
+            continue
+        fields = s[s.rindex(")") + 2:].split()
+        ppid = int(fields[1])
+        children.setdefault(ppid, []).append(int(p))
+        cpu[int(p)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+    total, stack = 0.0, [root]
+    while stack:
+        p = stack.pop()
+        total += cpu.get(p, 0.0)
+        stack.extend(children.get(p, []))
+    return total
+
+
+def machine_busy_s():
+    """Busy CPU seconds of the whole machine (all cores) from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return (sum(v[:8]) - idle) / CLK_TCK
+
+
+# ---------------- data ----------------
+
+def load(cl, a, tables):
     if cl.psql("SELECT 1 FROM pg_database WHERE datname = '%s'" % a.db) != "1":
         cl.psql("CREATE DATABASE %s" % a.db)
     cl.psql("CREATE EXTENSION IF NOT EXISTS active_pg", db=a.db)
-    state = "rows=%d" % a.rows
+    state = "rows=%d tables=%s" % (a.rows, ",".join(sorted(tables)))
     if cl.psql("SELECT obj_description('lineitem'::regclass, 'pg_class')", db=a.db,
                check=False) == state:
         return
-    log("loading lineitem (%d rows) and part from %s" % (a.rows, a.data))
-    schema = open(os.path.join(HERE, "schema.sql")).read()
-    cl.psql(schema, db=a.db)
-    for t, limit in (("part", None), ("lineitem", a.rows)):
+    log("loading %s (lineitem %d rows) from %s" % (", ".join(sorted(tables)), a.rows, a.data))
+    cl.psql(open(os.path.join(HERE, "schema.sql")).read(), db=a.db)
+    for t in tables:
         src = os.path.join(a.data, t + ".tbl")
+        limit = a.rows if t == "lineitem" else None
         pipeline = "sed 's/|$//' %s%s" % (src, " | head -n %d" % limit if limit else "")
         p = subprocess.Popen(pipeline, shell=True, stdout=subprocess.PIPE)
         subprocess.run(["psql", "-X", "-q", "-h", a.host, "-p", str(a.port), "-U", "postgres",
                         "-d", a.db, "-c", "COPY %s FROM STDIN WITH (FORMAT text, DELIMITER '|')" % t],
                        stdin=p.stdout, check=True)
         p.wait()
-    cl.psql("VACUUM ANALYZE part", db=a.db)
-    cl.psql("VACUUM ANALYZE lineitem", db=a.db)
+    if "orders" in tables:
+        # the orders of the loaded lineitems (dbgen writes both in order key order)
+        cl.psql("DELETE FROM orders WHERE o_orderkey > (SELECT max(l_orderkey) FROM lineitem)",
+                db=a.db)
+    for t in tables:
+        cl.psql("VACUUM ANALYZE %s" % t, db=a.db)
     cl.psql("COMMENT ON TABLE lineitem IS '%s'" % state, db=a.db)
 
+
+# ---------------- the plan-level model ----------------
 
 def walk(plan):
     yield plan
@@ -148,27 +252,138 @@ def walk(plan):
         yield from walk(p)
 
 
+def plan_model(plan):
+    """Predicted seconds of a plan (see the module docstring), and the
+    pipelines as (scan time, host share + join work) pairs."""
+    phases = []                 # [scan seconds, host seconds] per pipeline
+    serial = [0.0]
+
+    def work(phase, ns):
+        if phase is None:
+            serial[0] += ns * 1e-9
+        else:
+            phases[phase][1] += ns * 1e-9
+
+    def rows(n):
+        return max(float(n.get("Plan Rows", 0)), 0.0)
+
+    def visit(n):
+        kids = n.get("Plans", [])
+        kind = n["Node Type"]
+        if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS:
+            host = 0.0 if n["Custom Plan Provider"] == "ActiveAgg" else n.get("Model Host Time", 0.0)
+            phases.append([n.get("Model Active Time", 0.0), host])
+            return len(phases) - 1
+        if not kids:
+            # a scan on the host (not pushed down): its rows as host work
+            phases.append([0.0, rows(n) * HOST_NS["other"] * 1e-9])
+            return len(phases) - 1
+        if kind == "Hash":
+            d = visit(kids[0])
+            work(d, rows(kids[0]) * HOST_NS["hash_build"])
+            return None
+        if kind in ("Hash Join", "Merge Join", "Nested Loop"):
+            d = visit(kids[0])
+            for k in kids[1:]:
+                visit(k)
+            work(d, rows(kids[0]) * HOST_NS["probe"] + rows(n) * HOST_NS["join_out"])
+            return d
+        if kind == "Aggregate":
+            d = visit(kids[0])
+            work(d, rows(kids[0]) * HOST_NS["agg_row"])
+            work(None, rows(n) * HOST_NS["agg_group"])
+            return None
+        if kind == "Sort":
+            visit(kids[0])
+            r = rows(kids[0])
+            work(None, r * max(math.log2(max(r, 2.0)), 1.0) * HOST_NS["sort"])
+            return None
+        d = visit(kids[0])
+        for k in kids[1:]:
+            visit(k)
+        work(d, rows(n) * HOST_NS["other"])
+        return d
+
+    visit(plan)
+    return sum(max(s, h) for s, h in phases) + serial[0], phases
+
+
 def run_point(cl, a, mode, q):
-    """Median execution time (s) of q, the model's predicted time (s; None if
-    a pushed-down node carries no prediction) and the bytes scanned."""
-    sql = SESSION + "SET active_pg.scan_mode = '%s'; " % mode + \
+    """Median execution time (s), the model's prediction (s; None if a
+    pushed-down node carries none), the bytes scanned, and the cores the
+    cluster and the machine used during the runs."""
+    sql = SESSION + QUERY_SESSION[q] + "SET active_pg.scan_mode = '%s'; " % mode + \
         "EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, FORMAT JSON) " + QUERIES[q]
-    times = []
-    pred = None
-    inb = 0.0
+    times, cl_cores, busy = [], [], []
+    pred, inb, nodes = None, 0.0, []
+    pm = cl.postmaster_pid()
     for _ in range(a.runs):
+        c0, b0, t0 = tree_cpu_s(pm), machine_busy_s(), time.time()
         out = cl.psql(sql, db=a.db)
+        wall = time.time() - t0
+        c1, b1 = tree_cpu_s(pm), machine_busy_s()
         j = json.loads(out[out.index("["):])
         times.append(j[0]["Execution Time"] / 1000.0)
+        # psql's connection and planning are in the wall time, at most a few ms
+        cl_cores.append((c1 - c0) / wall)
+        busy.append((b1 - b0) / wall)
         nodes = [n for n in walk(j[0]["Plan"]) if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS]
-        # the scans of a hash join run one after the other: their times add up;
-        # a node without a prediction (ActiveAgg has none) leaves the sum unknown
-        pred = sum(n["Model Active Time"] for n in nodes) \
-            if all("Model Active Time" in n for n in nodes) else None
+        if nodes and all("Model Active Time" in n for n in nodes):
+            pred, _ = plan_model(j[0]["Plan"])
         # bytes in: the model's, else what the disks read (ANALYZE)
         inb = sum(n.get("Model Bytes In", n.get("Disk Bytes Read", 0.0)) for n in nodes)
-    return statistics.median(times), pred, inb
+    return dict(seconds=statistics.median(times), runs=times, predicted=pred, bytes_in=inb,
+                cluster_cores=statistics.median(cl_cores), machine_cores=statistics.median(busy),
+                plan=[n.get("Custom Plan Provider") + (" on " + n.get("Relation Name", "?"))
+                      for n in nodes])
 
+
+# ---------------- calibration of HOST_NS ----------------
+
+def timing_overhead_ns():
+    r = subprocess.run(["pg_test_timing", "-d", "1"], capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if "Per loop time" in line:
+            return float(line.split(":")[1].split()[0])
+    return 30.0
+
+
+def calibrate(cl, a, queries):
+    """Per-row host costs of the nodes above the scans: the queries run on
+    the host (active_pg.enable = off), EXPLAIN ANALYZE with timing, exclusive
+    time of each node minus two clock reads per row it handles."""
+    ovh = timing_overhead_ns()
+    acc = {}
+    for q in queries:
+        for _ in range(a.runs):
+            out = cl.psql("SET active_pg.enable = off; SET max_parallel_workers_per_gather = 0; "
+                          "SET jit = off; SET work_mem = '64MB'; "
+                          "EXPLAIN (ANALYZE, FORMAT JSON) " + QUERIES[q], db=a.db)
+            plan = json.loads(out[out.index("["):])[0]["Plan"]
+            for n in walk(plan):
+                kids = n.get("Plans", [])
+                if not kids:
+                    continue
+                excl = n["Actual Total Time"] * n["Actual Loops"] - \
+                    sum(k["Actual Total Time"] * k["Actual Loops"] for k in kids)
+                rin = kids[0]["Actual Rows"] * kids[0]["Actual Loops"]
+                rout = n["Actual Rows"] * n["Actual Loops"]
+                ns = excl * 1e6 - 2 * ovh * (rin + rout)
+                key = n["Node Type"]
+                per = rin * (max(math.log2(max(rin, 2)), 1) if key == "Sort" else 1)
+                cost = n["Total Cost"] - sum(k["Total Cost"] for k in kids)
+                acc.setdefault(key, []).append((ns, per, cost))
+    log("timing overhead %.1f ns per clock read" % ovh)
+    for k, v in sorted(acc.items()):
+        ns = sum(x[0] for x in v)
+        per = sum(x[1] for x in v)
+        cost = sum(x[2] for x in v)
+        log("%-12s %8.1f ns per input row%s, %8.1f ns per cost unit   (%d samples, %.1f ms)"
+            % (k, ns / max(per, 1), " x log2" if k == "Sort" else "", ns / max(cost, 1e-9),
+               len(v), ns / 1e6))
+
+
+# ---------------- the sweep ----------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,41 +392,55 @@ def main():
     ap.add_argument("--cpu-ratio", type=float, default=0.25)
     ap.add_argument("--interconnect", type=int, default=60, help="MB/s, shared")
     ap.add_argument("--rows", type=int, default=300000, help="lineitem rows (SF 0.05 = 300000)")
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--queries", default="select,aggregation,join")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--queries", default="select,aggregation,join,q9")
     ap.add_argument("--data", default=os.path.join(HERE, "data", "sf0.1"))
     ap.add_argument("--datadir", default="/tmp/active_pg-scaling/data")
     ap.add_argument("--host", default="/tmp")
     ap.add_argument("--port", type=int, default=5451)
     ap.add_argument("--db", default="scaling")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--tag", default="", help="suffix of the result files")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="measure the host's per-row costs of the plan model (HOST_NS) and exit")
     a = ap.parse_args()
     disks = [int(x) for x in a.disks.split(",")]
     queries = a.queries.split(",")
+    for q in queries:
+        if q not in QUERIES:
+            sys.exit("unknown query %s (one of %s)" % (q, ", ".join(QUERIES)))
     cores = os.cpu_count() or 1
 
     cl = Cluster(a)
     cl.ensure()
-    load(cl, a)
+    load(cl, a, sorted({t for q in QUERIES for t in TABLES[q]}))
+    if a.calibrate:
+        calibrate(cl, a, queries)
+        return
     res = []
     t0 = time.time()
     for d in disks:
-        faithful = d * a.cpu_ratio + 1 <= cores
-        if not faithful:
+        static = d * a.cpu_ratio + 1 <= cores
+        if not static:
             log("WARNING: %d disks x cpu ratio %.2f + 1 host core = %.1f cores > %d: the "
-                "emulation is not faithful (the disks wait for the real CPU)"
-                % (d, a.cpu_ratio, d * a.cpu_ratio + 1, cores))
+                "emulation is faithful only while the disks' real work leaves the host a core "
+                "(checked per point from /proc)" % (d, a.cpu_ratio, d * a.cpu_ratio + 1, cores))
         cl.set_disks(d, a)
         for q in queries:
             for mode in ("pages", "active"):
-                t, pred, inb = run_point(cl, a, mode, q)
-                r = dict(disks=d, query=q, mode=mode, seconds=t, predicted=pred,
-                         bytes_in=inb, mbps=inb / t / 2**20, pred_mbps=inb / pred / 2**20 if pred else None,
-                         faithful=faithful)
+                r = run_point(cl, a, mode, q)
+                r.update(disks=d, query=q, mode=mode, static_faithful=static)
+                r["mbps"] = r["bytes_in"] / r["seconds"] / 2**20
+                r["pred_mbps"] = r["bytes_in"] / r["predicted"] / 2**20 if r["predicted"] else None
+                r["cpu_bound"] = r["cluster_cores"] >= FAITHFUL_CPU * cores
+                r["noisy"] = r["machine_cores"] - r["cluster_cores"] >= (1 - FAITHFUL_CPU) * cores \
+                    or r["machine_cores"] >= BUSY_MACHINE * cores
                 res.append(r)
-                log("d=%2d %-11s %-6s %7.3f s %6.1f MB/s  model %7.3f s %6.1f MB/s  %s"
-                    % (d, q, mode, t, r["mbps"], pred or 0, r["pred_mbps"] or 0,
-                       "" if faithful else "(unfaithful)"))
+                log("d=%2d %-11s %-6s %7.3f s %6.1f MB/s  model %7.3f s %6.1f MB/s  cpu %.2f machine %.2f%s%s"
+                    % (d, q, mode, r["seconds"], r["mbps"], r["predicted"] or 0, r["pred_mbps"] or 0,
+                       r["cluster_cores"], r["machine_cores"],
+                       "  CPU-BOUND (unfaithful)" if r["cpu_bound"] else "",
+                       "  (noisy)" if r["noisy"] else ""))
     log("sweep took %.0f s" % (time.time() - t0))
     # leave the cluster at full speed
     for g in ("disk_media_mbps", "disk_cpu_ratio", "interconnect_mbps", "ndisks"):
@@ -220,40 +449,100 @@ def main():
     write(a, res, disks, queries, cores)
 
 
+# ---------------- the report ----------------
+
+def crossover(xs, pages, active):
+    """Where active disks pull ahead of the server: the first tested d at
+    which they are faster by more than NOISE, and the d at which the speedup
+    pages/active reaches 1 + NOISE, interpolated on log2 d (None, None if it
+    never does)."""
+    ratio = [p / ac for p, ac in zip(pages, active)]
+    for i, r in enumerate(ratio):
+        if r > 1 + NOISE:
+            if i == 0:
+                return xs[0], float(xs[0])
+            l0, l1 = math.log(ratio[i - 1]), math.log(r)
+            f = (math.log(1 + NOISE) - l0) / (l1 - l0) if l1 > l0 else 1.0
+            f = min(max(f, 0.0), 1.0)
+            return xs[i], 2 ** (math.log2(xs[i - 1]) + f * (math.log2(xs[i]) - math.log2(xs[i - 1])))
+    return None, None
+
+
+def fmt_cross(c):
+    first, cross = c
+    if first is None:
+        return "none of the tested counts"
+    return "%d disks (speedup reaches %.2f at d = %.1f)" % (first, 1 + NOISE, cross)
+
+
 def write(a, res, disks, queries, cores):
     os.makedirs(a.out, exist_ok=True)
-    base = os.path.join(a.out, datetime.date.today().isoformat() + "-scaling")
+    base = os.path.join(a.out, datetime.date.today().isoformat() + "-scaling" + a.tag)
     with open(base + ".json", "w") as f:
-        json.dump(dict(settings=vars(a), cores=cores, results=res), f, indent=1)
+        json.dump(dict(settings=vars(a), cores=cores, host_ns=HOST_NS, results=res), f, indent=1)
     lines = ["# Scaling: throughput vs number of disks (issue 7)", "",
              "Emulated drives: media %d MB/s per disk, disk CPU %.2f x host, interconnect %d MB/s "
-             "(shared, enforced at the host); lineitem %d rows (+ part for the join); %d cores; "
-             "median of %d runs; throughput = heap bytes scanned / execution time. Model = "
-             "extension/model.c's prediction from EXPLAIN (VERBOSE) of the same plan. "
-             "Unfaithful = d x cpu ratio + 1 > cores."
+             "(shared, enforced at the host); lineitem %d rows (+ part, partsupp, supplier, nation "
+             "and the matching orders for the joins); %d cores; median of %d runs (spread = "
+             "(max - min) / median); throughput = heap bytes scanned / execution time.  Model = extension/model.c's predictions from "
+             "EXPLAIN (VERBOSE) of the same plan, combined over the plan by bench/tpcd/scaling.py's "
+             "plan_model (pipelines driven by one scan each, host join work from the plan's "
+             "estimated rows).  cpu = cores the cluster (backend and disks) really used during the "
+             "query; machine = busy cores of the whole (shared) machine.  static = d x cpu ratio + 1 "
+             "<= cores (faithful even if every disk were CPU-bound)."
              % (a.media, a.cpu_ratio, a.interconnect, a.rows, cores, a.runs), "",
-             "| query | disks | mode | measured s | model s | measured MB/s | model MB/s | error | faithful |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+             "| query | disks | mode | measured s | spread | model s | measured MB/s | model MB/s "
+             "| error | cpu | machine | static | faithful |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in res:
         err = (r["predicted"] - r["seconds"]) / r["seconds"] * 100 if r["predicted"] else float("nan")
-        lines.append("| %s | %d | %s | %.3f | %.3f | %.1f | %.1f | %+.0f%% | %s |"
-                     % (r["query"], r["disks"], r["mode"], r["seconds"], r["predicted"] or 0,
-                        r["mbps"], r["pred_mbps"] or 0, err, "yes" if r["faithful"] else "no"))
-    lines.append("")
+        r["error"] = err
+        spread = (max(r["runs"]) - min(r["runs"])) / r["seconds"] * 100
+        lines.append("| %s | %d | %s | %.3f | %.0f%% | %.3f | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %s | %s |"
+                     % (r["query"], r["disks"], r["mode"], r["seconds"], spread, r["predicted"] or 0,
+                        r["mbps"], r["pred_mbps"] or 0, err, r["cluster_cores"], r["machine_cores"],
+                        "yes" if r["static_faithful"] else "no",
+                        "no (CPU-bound)" if r["cpu_bound"] else
+                        ("noisy" if r["noisy"] else "yes")))
+    lines += ["", "## Model vs measurement", ""]
+    ok = [r for r in res if r["predicted"] and not r["cpu_bound"]]
+    within = [r for r in ok if abs(r["error"]) <= 15]
+    lines.append("Points where the emulation is faithful (not CPU-bound): %d; within 15%% of the "
+                 "model: %d." % (len(ok), len(within)))
+    for r in ok:
+        if abs(r["error"]) > 15:
+            lines.append("- outside 15%%: %s, %d disks, %s: measured %.3f s, model %.3f s (%+.0f%%)%s"
+                         % (r["query"], r["disks"], r["mode"], r["seconds"], r["predicted"],
+                            r["error"], " (noisy)" if r["noisy"] else ""))
+    bad = [r for r in res if r["cpu_bound"]]
+    if bad:
+        lines.append("")
+        lines.append("CPU-bound (unfaithful) points: " + ", ".join(
+            "%s/%d/%s (%.2f cores)" % (r["query"], r["disks"], r["mode"], r["cluster_cores"])
+            for r in bad))
+    lines += ["", "## Crossover", "",
+              "First number of disks at which active disks beat the server by more than %d%%, "
+              "and the number of disks at which the speedup reaches 1.05 (interpolated on log2 d). "
+              "000 predicts the crossover at about host speed / disk speed = %.1f when the "
+              "server's CPU is its limit; when the interconnect is, 001's model puts it at "
+              "r_n / r_d = %.1f." % (NOISE * 100, 1 / a.cpu_ratio, a.interconnect / a.media), ""]
     for q in queries:
-        cross = None
-        for d in disks:
-            p = [r for r in res if r["query"] == q and r["disks"] == d]
-            pg = next(r for r in p if r["mode"] == "pages")
-            ac = next(r for r in p if r["mode"] == "active")
-            if cross is None and ac["seconds"] < pg["seconds"]:
-                cross = d
-        lines.append("- %s: active disks overtake the server at %s disks (measured); "
-                     "000 predicts about host speed / disk speed = %.1f" %
-                     (q, cross if cross else "no tested number of", 1 / a.cpu_ratio))
+        pg = [r for r in res if r["query"] == q and r["mode"] == "pages"]
+        ac = [r for r in res if r["query"] == q and r["mode"] == "active"]
+        xs = [r["disks"] for r in pg]
+        meas = crossover(xs, [r["seconds"] for r in pg], [r["seconds"] for r in ac])
+        line = "- %s (000 Figure %d): measured %s" % (q, FIGURES[q], fmt_cross(meas))
+        if all(r["predicted"] for r in pg + ac):
+            model = crossover(xs, [r["predicted"] for r in pg], [r["predicted"] for r in ac])
+            line += "; model %s" % fmt_cross(model)
+        lines.append(line)
     with open(base + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     log("wrote %s.md/.json" % base)
+    plot(a, res, queries, base)
+
+
+def plot(a, res, queries, base):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -261,26 +550,29 @@ def write(a, res, disks, queries, cores):
     except ImportError:
         log("matplotlib missing: no plot")
         return
-    fig, axes = plt.subplots(1, len(queries), figsize=(5 * len(queries), 4))
-    if len(queries) == 1:
-        axes = [axes]
-    for ax, q in zip(axes, queries):
+    ncols = min(len(queries), 2)
+    nrows = (len(queries) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.5 * ncols, 4.2 * nrows), squeeze=False)
+    for ax in axes.flat[len(queries):]:
+        ax.set_visible(False)
+    for ax, q in zip(axes.flat, queries):
         for mode, color in (("pages", "tab:blue"), ("active", "tab:red")):
             p = [r for r in res if r["query"] == q and r["mode"] == mode]
             xs = [r["disks"] for r in p]
             ax.plot(xs, [r["mbps"] for r in p], "-", color=color,
                     label="%s measured" % ("server (pages)" if mode == "pages" else "active disks"))
             for r in p:
-                ax.plot(r["disks"], r["mbps"], "o", color=color,
-                        fillstyle="full" if r["faithful"] else "none")
+                ax.plot(r["disks"], r["mbps"], "x" if r["cpu_bound"] else "o", color=color,
+                        fillstyle="full" if r["static_faithful"] else "none")
             ax.plot(xs, [r["pred_mbps"] or 0 for r in p], "--", color=color,
                     label="%s model" % mode)
-        ax.set_title(q)
+        ax.set_title("%s (000 Fig. %d)" % (q, FIGURES[q]))
         ax.set_xlabel("number of disks")
         ax.set_ylabel("throughput (MB/s)")
         ax.set_xscale("log", base=2)
         ax.legend(fontsize=7)
-    fig.suptitle("media %d MB/s, cpu ratio %.2f, interconnect %d MB/s (hollow = unfaithful)"
+    fig.suptitle("media %d MB/s, cpu ratio %.2f, interconnect %d MB/s "
+                 "(hollow: d x ratio + 1 > cores; x: CPU-bound)"
                  % (a.media, a.cpu_ratio, a.interconnect), fontsize=9)
     fig.tight_layout()
     fig.savefig(base + ".png", dpi=110)
