@@ -62,10 +62,9 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 {
 	ApBloomProbe *p = &set->filters[set->nfilters];
 
-	if (bf->bits.len == 0 || bf->bits.len % AP_BLOOM_BLOCK_BYTES != 0 ||
-		bf->bits.len > AP_BLOOM_BYTES_MAX)
+	if (!ap_bloom_len_valid(bf->bits.len) || bf->bits.len > AP_BLOOM_BYTES_MAX)
 		return bloom_fail(set, AP_ERR_BAD_REQUEST,
-						  "blooms[%zu].bits: %zu bytes is not a positive multiple of %u up to %u",
+						  "blooms[%zu].bits: %zu bytes is not 8, 16, 32 or a positive multiple of %u up to %u",
 						  i, bf->bits.len, AP_BLOOM_BLOCK_BYTES, AP_BLOOM_BYTES_MAX);
 	if (bf->nhashes < AP_BLOOM_HASHES_MIN || bf->nhashes > AP_BLOOM_HASHES_MAX)
 		return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms[%zu].nhashes: %u is not in %d..%d",
@@ -76,11 +75,12 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 						  i, bf->n_keys, bf->n_key_kinds, AP_BLOOM_KEYS_MAX);
 
 	p->bits = bf->bits.data;
-	p->nblocks = (uint32_t) (bf->bits.len / AP_BLOOM_BLOCK_BYTES);
+	p->nblocks = ap_bloom_nblocks(bf->bits.len);
+	p->log2bits = ap_bloom_block_log2(bf->bits.len);
 	p->nhashes = bf->nhashes;
 	p->seed = bf->seed;
 	p->nkeys = (int) bf->n_keys;
-	p->tested = p->dropped = 0;
+	p->tested = p->dropped = p->alone = 0;
 	for (size_t j = 0; j < bf->n_keys; j++)
 	{
 		const ActivePg__Expr *e = bf->keys[j];
@@ -124,10 +124,12 @@ ap_bloom_compile(const ActivePg__Program *msg, const ApTupleDesc *desc, ApBloomS
 
 	set->nfilters = 0;
 	set->max_attno = 0;
+	set->measure = false;
 	set->scratch = NULL;
 	set->error[0] = '\0';
 	if (msg == NULL || msg->n_blooms == 0)
 		return 0;
+	set->measure = msg->bloom_measure;
 	if (msg->n_blooms > AP_BLOOM_FILTERS_MAX)
 		return bloom_fail(set, AP_ERR_BAD_REQUEST, "blooms: %zu filters exceed the maximum of %d",
 						  msg->n_blooms, AP_BLOOM_FILTERS_MAX);
@@ -222,6 +224,35 @@ bloom_hash_value(ApBloomSet *set, ApBloomHash *st, uint8_t kind, const ApValue *
 	}
 }
 
+/* What one filter says of a tuple. */
+typedef enum BloomVerdict
+{
+	BLOOM_PASS,					/* may join (or cannot be decided here) */
+	BLOOM_DROP,					/* its key is certainly not in the filter */
+	BLOOM_NULL					/* a NULL key: never joins */
+} BloomVerdict;
+
+/* Probe one filter. */
+static inline BloomVerdict
+bloom_verdict(ApBloomSet *set, const ApBloomProbe *p, const ApValue *values)
+{
+	ApBloomHash st;
+
+	ap_bloom_hash_init(&st, p->seed);
+	for (int j = 0; j < p->nkeys; j++)
+	{
+		int			rc = bloom_hash_value(set, &st, p->kinds[j], &values[p->attnos[j] - 1]);
+
+		if (rc == 0)
+			return BLOOM_NULL;
+		if (rc < 0)
+			return BLOOM_PASS;
+	}
+	return ap_bloom_probe_blocks(p->bits, p->nblocks, p->log2bits, p->nhashes,
+								 ap_bloom_hash_final(&st)) ?
+		BLOOM_PASS : BLOOM_DROP;
+}
+
 /* Probe the tuple against every filter (see bloom.h). */
 bool
 ap_bloom_pass(ApBloomSet *set, const ApValue *values)
@@ -229,32 +260,57 @@ ap_bloom_pass(ApBloomSet *set, const ApValue *values)
 	for (int i = 0; i < set->nfilters; i++)
 	{
 		ApBloomProbe *p = &set->filters[i];
-		ApBloomHash st;
-		bool		decided = true;
 
 		p->tested++;
-		ap_bloom_hash_init(&st, p->seed);
-		for (int j = 0; j < p->nkeys; j++)
-		{
-			int			rc = bloom_hash_value(set, &st, p->kinds[j], &values[p->attnos[j] - 1]);
-
-			if (rc == 0)
-			{
-				p->dropped++;
-				return false;
-			}
-			if (rc < 0)
-			{
-				decided = false;
-				break;
-			}
-		}
-		if (decided &&
-			!ap_bloom_probe(p->bits, p->nblocks, p->nhashes, ap_bloom_hash_final(&st)))
+		if (bloom_verdict(set, p, values) != BLOOM_PASS)
 		{
 			p->dropped++;
 			return false;
 		}
 	}
 	return true;
+}
+
+/* The one filter that rejects a dropped tuple (see bloom.h). */
+int
+ap_bloom_sole_rejection(ApBloomSet *set, const ApValue *values)
+{
+	int			sole = -1;
+
+	for (int i = 0; i < set->nfilters; i++)
+	{
+		switch (bloom_verdict(set, &set->filters[i], values))
+		{
+			case BLOOM_PASS:
+				break;
+			case BLOOM_NULL:
+				return -1;
+			case BLOOM_DROP:
+				if (sole >= 0)
+					return -1;
+				sole = i;
+				break;
+		}
+	}
+	return sole;
+}
+
+/* Per-filter counters into the scan's statistics (see bloom.h). */
+void
+ap_bloom_report(ApBloomSet *set, ActivePg__ScanStats *stats)
+{
+	if (set->nfilters == 0)
+		return;
+	for (int i = 0; i < set->nfilters; i++)
+	{
+		set->out_tested[i] = set->filters[i].tested;
+		set->out_dropped[i] = set->filters[i].dropped;
+		set->out_alone[i] = set->filters[i].alone;
+	}
+	stats->n_bloom_filter_tested = set->nfilters;
+	stats->bloom_filter_tested = set->out_tested;
+	stats->n_bloom_filter_dropped = set->nfilters;
+	stats->bloom_filter_dropped = set->out_dropped;
+	stats->n_bloom_filter_alone = set->nfilters;
+	stats->bloom_filter_alone = set->out_alone;
 }

@@ -24,6 +24,7 @@ typedef struct ApBloomProbe
 {
 	const unsigned char *bits;	/* points into the request (valid for the scan) */
 	uint32_t	nblocks;
+	uint32_t	log2bits;		/* bits per block: 512, or a narrow filter's 64..256 */
 	uint32_t	nhashes;
 	uint64_t	seed;
 	int			nkeys;
@@ -31,6 +32,7 @@ typedef struct ApBloomProbe
 	uint8_t		kinds[AP_BLOOM_KEYS_MAX];	/* ApTypeKind of each */
 	uint64_t	tested;			/* tuples probed against this filter */
 	uint64_t	dropped;		/* tuples this filter dropped */
+	uint64_t	alone;			/* of those, dropped by it alone (Program.bloom_measure) */
 } ApBloomProbe;
 
 /* All filters of one scan. */
@@ -40,6 +42,11 @@ typedef struct ApBloomSet
 	int			nfilters;
 	int			max_attno;		/* highest key column: deform this far first */
 	unsigned char *scratch;		/* AP_BLOOM_SCRATCH_BYTES, NULL if no varlena key */
+	bool		measure;		/* Program.bloom_measure */
+	/* ScanStats.bloom_filter_* point here (ap_bloom_report) */
+	uint64_t	out_tested[AP_BLOOM_FILTERS_MAX];
+	uint64_t	out_dropped[AP_BLOOM_FILTERS_MAX];
+	uint64_t	out_alone[AP_BLOOM_FILTERS_MAX];
 	char		error[256];		/* why compilation failed */
 } ApBloomSet;
 
@@ -58,5 +65,19 @@ void		ap_bloom_free(ApBloomSet *set);
  * set->max_attno.  False: some filter certainly rejects the keys.
  */
 bool		ap_bloom_pass(ApBloomSet *set, const ApValue *values);
+
+/*
+ * Program.bloom_measure, for a tuple ap_bloom_pass dropped: the index of the
+ * one filter that rejects it, or -1 when several do or when the rejection is
+ * a NULL key (never a candidate for a false positive).  Counts nothing; the
+ * scan then checks Program.filter and counts filters[i].alone.
+ */
+int			ap_bloom_sole_rejection(ApBloomSet *set, const ApValue *values);
+
+/*
+ * Point stats->bloom_filter_tested/dropped/alone at this set's per-filter
+ * counters (valid until ap_bloom_free).  Nothing without filters.
+ */
+void		ap_bloom_report(ApBloomSet *set, ActivePg__ScanStats *stats);
 
 #endif							/* DISKD_BLOOM_H */

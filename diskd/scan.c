@@ -441,6 +441,28 @@ prefetch_tuple(const unsigned char *page, int off, int nitems)
 		__builtin_prefetch(page + lp_off + o);
 }
 
+/*
+ * EXPLAIN ANALYZE (Program.bloom_measure): a tuple a Bloom filter dropped
+ * counts as dropped by that filter alone if no other filter rejects it and
+ * the disk filter passes it: without that filter it would have been shipped.
+ * The host sets these against the rows it received to measure each
+ * filter's false-positive rate.
+ */
+static void
+measure_bloom_drop(Scan *s, const unsigned char *tup, uint32_t len,
+				   const ApTupleHeader *hdr)
+{
+	int			i = ap_bloom_sole_rejection(&s->blooms, s->values);
+
+	if (i < 0)
+		return;
+	if (s->prog.max_attno > s->blooms.max_attno &&
+		ap_tuple_deform(&s->desc, tup, len, hdr, s->prog.max_attno, s->values) != AP_OK)
+		return;
+	if (s->prog.filter == NULL || ap_program_filter(&s->prog, s->values) == AP_TRUE)
+		s->blooms.filters[i].alone++;
+}
+
 /* Visibility, decoding, filter and projection of one page. */
 static int
 scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
@@ -523,6 +545,8 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			if (!ap_bloom_pass(&s->blooms, s->values))
 			{
 				s->stats.bloom_dropped++;
+				if (s->blooms.measure)
+					measure_bloom_drop(s, tup, len, hdr);
 				continue;
 			}
 		}
@@ -1048,6 +1072,8 @@ done:
 
 		if (s->agg != NULL)
 			ap_agg_stats(s->agg, &s->stats.groups_shipped, &s->stats.agg_flushes);
+		if (s->blooms_ok)
+			ap_bloom_report(&s->blooms, &s->stats);
 		done.stats = &s->stats;
 		frame.msg_case = ACTIVE_PG__FRAME__MSG_DONE;
 		frame.done = &done;

@@ -29,9 +29,15 @@
 #define AP_BLOOM_MAX_BYTES_MIN		AP_BLOOM_BLOCK_BYTES
 #define AP_BLOOM_MAX_BYTES_MAX		((int) AP_BLOOM_BYTES_MAX)
 
+/* active_pg.bloom_bytes: 0 (sized from the keys) or a size ap_bloom_len_valid takes */
+#define AP_BLOOM_BYTES_DEFAULT		0
+#define AP_BLOOM_BYTES_GUC_MAX		((int) AP_BLOOM_BYTES_MAX)
+
 extern bool active_pg_enable_bloom;		/* active_pg.enable_bloom */
 extern bool active_pg_force_bloom;		/* active_pg.force_bloom: testing switch */
+extern bool active_pg_bloom_join_results;	/* active_pg.bloom_join_results */
 extern int	active_pg_bloom_max_bytes;	/* active_pg.bloom_max_bytes */
+extern int	active_pg_bloom_bytes;		/* active_pg.bloom_bytes: fixed size (benchmarks) */
 
 /* Seed of filter i of a scan (fixed: EXPLAIN ANALYZE counts are repeatable). */
 #define AP_BLOOM_SEED(i)			(UINT64_C(0xA5C7B100F17E5EED) + (uint64) (i))
@@ -45,11 +51,50 @@ typedef enum ApBloomPrivIndex
 	AP_BLOOM_PRIV_HOST_KINDS,	/* IntList: ApTypeKind of the child's key columns */
 	AP_BLOOM_PRIV_EST_KEYS,		/* Float: estimated distinct keys of the small side */
 	AP_BLOOM_PRIV_MAX_BYTES,	/* Integer: active_pg.bloom_max_bytes when planned */
+	AP_BLOOM_PRIV_FIXED_BYTES,	/* Integer: active_pg.bloom_bytes when planned (0: sized) */
 	AP_BLOOM_PRIV_COUNT
 } ApBloomPrivIndex;
 
 /* ---------- bloom_planner.c ---------- */
 void		ApBloomPlannerInit(void);
+
+/* ---------- bloom_exec.c: sizing, shared with the planner and EXPLAIN ---------- */
+
+/*
+ * Size (*len bytes) and k of a filter for nkeys distinct keys: fixed_bytes
+ * if not 0, else for AP_BLOOM_TARGET_FPR capped by max_bytes.
+ */
+void		ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k);
+
+/* ---------- bloom_measure.c: the exact key set (EXPLAIN ANALYZE) ---------- */
+
+/* Longest key (words of its normalized encoding) the exact set keeps. */
+#define AP_BLOOM_EXACT_WORDS_MAX	256
+
+typedef struct ApBloomExactKey
+{
+	uint64		hash;			/* the filter's hash of the key */
+	uint32		nwords;
+	int64		off;			/* first word in ApBloomExactSet.words */
+} ApBloomExactKey;
+
+/*
+ * The normalized encodings (ap_bloom.h) of every key one build inserted:
+ * exact, unlike the filter.  Bounded by maintenance_work_mem; a key longer
+ * than AP_BLOOM_EXACT_WORDS_MAX words or a set over the bound leaves the
+ * filter unmeasured (why says so).
+ */
+typedef struct ApBloomExactSet
+{
+	ApBloomExactKey *keys;		/* sorted by (hash, words), unique after finish */
+	int64		nkeys;
+	int64		cap_keys;
+	uint64	   *words;
+	int64		nwords;
+	int64		cap_words;
+	Size		limit;			/* bytes */
+	const char *why;			/* not kept: the reason; NULL while kept */
+} ApBloomExactSet;
 
 /* ---------- bloom_exec.c ---------- */
 
@@ -64,17 +109,31 @@ typedef struct ApBloomFilterState
 	int			host_kinds[AP_BLOOM_KEYS_MAX];
 	double		est_keys;
 	int			max_bytes;
+	int			fixed_bytes;	/* 0: sized from the keys */
 	PlanState  *child;			/* produces the small side's keys */
 
 	/* the filter, kept across rescans while the child's params stand */
 	bool		built;
 	unsigned char *bits;
-	uint32		nblocks;
+	uint32		len;			/* bytes (ap_bloom_len_valid) */
 	uint32		nhashes;
 	uint64		seed;
 	uint64		keys;			/* non-NULL keys inserted (last build) */
 	uint64		distinct;		/* distinct key hashes (last build) */
 	uint64		builds;			/* times the child ran */
+
+	/*
+	 * EXPLAIN ANALYZE: the exact key set of the last build, the rows the
+	 * disks shipped set against it, and the disks' per-filter counters;
+	 * all summed over executions.
+	 */
+	ApBloomExactSet *exact;		/* NULL when not measuring */
+	const char *unmeasured;		/* why no false-positive rate can be measured */
+	uint64		true_passes;	/* shipped rows whose key is in the exact set */
+	uint64		false_passes;	/* shipped rows whose key is not */
+	uint64	   *disk_tested;	/* AP_NDISKS_MAX each: ScanStats.bloom_filter_* */
+	uint64	   *disk_dropped;
+	uint64	   *disk_alone;
 } ApBloomFilterState;
 
 /* All filters of one ActiveScan. */
@@ -83,7 +142,12 @@ typedef struct ApBloomState
 	int			nfilters;
 	ApBloomFilterState *filters;
 	MemoryContext cxt;			/* filters' bits: lives as long as the node */
+	PlanState  *parent;			/* the ActiveScan (instrumented under ANALYZE) */
 	uint64		skipped_scans;	/* executions skipped: a filter was empty */
+	bool		measure;		/* EXPLAIN ANALYZE: measure false positives */
+	bool		shipped;		/* this execution shipped the filters */
+	uint64		rows_measured;	/* shipped rows set against every exact key set */
+	uint64		true_all;		/* of those, in every set: what ideal filters ship */
 } ApBloomState;
 
 /*
@@ -100,7 +164,10 @@ ApBloomState *ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, 
  */
 bool		ApBloomBuild(ApBloomState *bs);
 
-/* Program.blooms for the built filters, palloc'd in CurrentMemoryContext. */
+/*
+ * Program.blooms (and bloom_measure) for the built filters, palloc'd in
+ * CurrentMemoryContext; the execution counts as shipping them.
+ */
 void		ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog);
 
 /* Rescan: filters whose child's parameters changed are rebuilt at next use. */
@@ -109,10 +176,36 @@ void		ApBloomRescan(ApBloomState *bs, PlanState *parent);
 /* End the child plans. */
 void		ApBloomEnd(ApBloomState *bs);
 
+/* Add one key column's value, of ApTypeKind kind, to a running hash. */
+void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);
+
+/* ---------- bloom_measure.c ---------- */
+
+/* A new, empty exact key set in the current memory context. */
+ApBloomExactSet *ApBloomExactCreate(void);
+/* Add one key (its hash and words); may give up (set->why). */
+void		ApBloomExactAdd(ApBloomExactSet *set, uint64 hash, const uint64 *words,
+							uint32 nwords);
+/* Sort and deduplicate after the last key. */
+void		ApBloomExactFinish(ApBloomExactSet *set);
+
+/*
+ * EXPLAIN ANALYZE: set a row the disks shipped (raw: the relation-shaped
+ * slot, key columns at their attribute numbers) against every filter's exact
+ * key set.  tmpcxt: per-row memory.
+ */
+void		ApBloomMeasureRow(ApBloomState *bs, TupleTableSlot *raw, MemoryContext tmpcxt);
+
+/* A disk's Done statistics: its per-filter counters. */
+void		ApBloomDiskStats(ApBloomState *bs, int disk, const ActivePg__ScanStats *st);
+
+/* ---------- bloom_explain.c ---------- */
+
 /*
  * EXPLAIN of the filters: the plan's filters (and with ANALYZE the built
- * ones, keys, and rows tested and dropped by the disks).  disk_stats are the
- * scan's per-disk statistics (ndisks of them, valid[i] if reported).
+ * ones, keys, rows tested and dropped by the disks, per filter and per
+ * disk, and the measured false-positive rate).  disk_stats are the scan's
+ * per-disk statistics (ndisks of them, valid[i] if reported).
  */
 void		ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 						   const bool *valid, int ndisks, ExplainState *es);

@@ -1,7 +1,8 @@
 /*
  * bloom_exec.c
- *	  Build the Bloom filters of an ActiveScan from its child plans, encode
- *	  them for the disks, and show them in EXPLAIN.
+ *	  Build the Bloom filters of an ActiveScan from its child plans and encode
+ *	  them for the disks (EXPLAIN: bloom_explain.c; EXPLAIN ANALYZE's
+ *	  false-positive measurement: bloom_measure.c).
  *
  * Rules of this file:
  *   - A filter is built at the scan's first execution (never at Begin: plain
@@ -19,6 +20,9 @@
  *   - A filter without keys means no row of the big side can join: the scan
  *     returns nothing without contacting the disks.
  *   - The filter bits live in a context of the node, not of one execution.
+ *   - Under EXPLAIN ANALYZE (the node is instrumented) a build also keeps the
+ *     exact set of the keys' normalized encodings, and the disks are asked
+ *     for the counts the false-positive rate needs (Program.bloom_measure).
  */
 #include "postgres.h"
 
@@ -66,6 +70,7 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 	bs->filters = palloc0(sizeof(ApBloomFilterState) * bs->nfilters);
 	bs->cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg bloom",
 									ALLOCSET_DEFAULT_SIZES);
+	bs->parent = &node->ss.ps;
 	forboth(lc, blooms, lp, cscan->custom_plans)
 	{
 		List	   *entry = lfirst(lc);
@@ -95,6 +100,7 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 		}
 		f->est_keys = floatVal(list_nth(entry, AP_BLOOM_PRIV_EST_KEYS));
 		f->max_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_MAX_BYTES));
+		f->fixed_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_FIXED_BYTES));
 		f->seed = AP_BLOOM_SEED(i);
 		f->child = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, f->child);
@@ -103,9 +109,9 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 	return bs;
 }
 
-/* Add one key column of the child's slot to the hash, as the disks hash it. */
-static void
-ap_bloom_hash_datum(ApBloomHash *st, int kind, Datum d)
+/* Add one key column's value to the hash, as the disks hash it (see bloom.h). */
+void
+ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
 {
 	struct varlena *v;
 
@@ -155,6 +161,22 @@ ap_bloom_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Filter geometry (see bloom.h). */
+void
+ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k)
+{
+	uint32		nblocks;
+
+	if (fixed_bytes > 0)
+	{
+		*len = (uint32) fixed_bytes;
+		*k = ap_bloom_best_k_len(Max(nkeys, 1.0), *len);
+		return;
+	}
+	ap_bloom_size(nkeys, (uint64) max_bytes, AP_BLOOM_TARGET_FPR, &nblocks, k);
+	*len = nblocks * AP_BLOOM_BLOCK_BYTES;
+}
+
 /* Give the filter its bits for nkeys distinct keys (or the cap if nkeys < 0). */
 static void
 ap_bloom_alloc(ApBloomState *bs, ApBloomFilterState *f, double nkeys)
@@ -163,15 +185,51 @@ ap_bloom_alloc(ApBloomState *bs, ApBloomFilterState *f, double nkeys)
 		pfree(f->bits);
 	if (nkeys < 0)
 	{
-		f->nblocks = Max(f->max_bytes / AP_BLOOM_BLOCK_BYTES, 1);
-		f->nhashes = ap_bloom_best_k(Max(f->est_keys, (double) f->nblocks * AP_BLOOM_BLOCK_BITS / 8),
-									 f->nblocks);
+		/* too many keys to count: the largest filter allowed */
+		f->len = f->fixed_bytes > 0 ? f->fixed_bytes :
+			Max(f->max_bytes / AP_BLOOM_BLOCK_BYTES, 1) * AP_BLOOM_BLOCK_BYTES;
+		f->nhashes = ap_bloom_best_k_len(Max(f->est_keys, (double) f->len), f->len);
 	}
 	else
-		ap_bloom_size(nkeys, (uint64) f->max_bytes, AP_BLOOM_TARGET_FPR,
-					  &f->nblocks, &f->nhashes);
-	f->bits = MemoryContextAllocExtended(bs->cxt, (Size) f->nblocks * AP_BLOOM_BLOCK_BYTES,
-										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		ApBloomGeometry(nkeys, f->max_bytes, f->fixed_bytes, &f->len, &f->nhashes);
+	f->bits = MemoryContextAllocExtended(bs->cxt, f->len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
+/* Free f's exact key set. */
+static void
+ap_bloom_exact_drop(ApBloomFilterState *f)
+{
+	if (f->exact == NULL)
+		return;
+	if (f->exact->keys != NULL)
+		pfree(f->exact->keys);
+	if (f->exact->words != NULL)
+		pfree(f->exact->words);
+	pfree(f->exact);
+	f->exact = NULL;
+}
+
+/*
+ * Under EXPLAIN ANALYZE, a build of f starts a new exact key set (the old
+ * one belonged to the old filter); the per-disk counters exist from the
+ * first build on.
+ */
+static void
+ap_bloom_measure_start(ApBloomState *bs, ApBloomFilterState *f)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(bs->cxt);
+
+	if (f->disk_tested == NULL)
+	{
+		f->disk_tested = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+		f->disk_dropped = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+		f->disk_alone = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+	}
+	ap_bloom_exact_drop(f);
+	/* once a build could not keep its keys, the sum over executions is lost */
+	if (f->unmeasured == NULL)
+		f->exact = ApBloomExactCreate();
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /* Run the child of f to completion and build its filter. */
@@ -185,12 +243,15 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	MemoryContext oldcxt;
 	ApBloomHashes hs;
 	bool		direct = false;
+	uint64		words[AP_BLOOM_EXACT_WORDS_MAX];
 
 	if (f->builds > 0)
 		ExecReScan(f->child);
 	f->builds++;
 	f->keys = 0;
 	f->distinct = 0;
+	if (bs->measure)
+		ap_bloom_measure_start(bs, f);
 	hs.n = 0;
 	hs.cap = AP_BLOOM_HASHES_INITIAL;
 	hs.limit = Max((int64) work_mem * 1024 / (int64) sizeof(uint64), AP_BLOOM_HASHES_INITIAL);
@@ -210,12 +271,18 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 		slot_getsomeattrs(slot, f->nkeys);
 		oldcxt = MemoryContextSwitchTo(row_cxt);
 		ap_bloom_hash_init(&st, f->seed);
+		if (f->exact != NULL)
+		{
+			/* the normalized encoding, for the exact key set */
+			st.capture = words;
+			st.capture_cap = AP_BLOOM_EXACT_WORDS_MAX;
+		}
 		for (int k = 0; k < f->nkeys && !isnull; k++)
 		{
 			if (slot->tts_isnull[k])
 				isnull = true;
 			else
-				ap_bloom_hash_datum(&st, f->host_kinds[k], slot->tts_values[k]);
+				ApBloomHashDatum(&st, f->host_kinds[k], slot->tts_values[k]);
 		}
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(row_cxt);
@@ -224,9 +291,11 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 			continue;
 		h = ap_bloom_hash_final(&st);
 		f->keys++;
+		if (f->exact != NULL)
+			ApBloomExactAdd(f->exact, h, words, st.nwords);
 		if (direct)
 		{
-			ap_bloom_insert(f->bits, f->nblocks, f->nhashes, h);
+			ap_bloom_insert_len(f->bits, f->len, f->nhashes, h);
 			continue;
 		}
 		if (hs.n == hs.cap)
@@ -237,8 +306,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 				direct = true;
 				ap_bloom_alloc(bs, f, -1);
 				for (int64 i = 0; i < hs.n; i++)
-					ap_bloom_insert(f->bits, f->nblocks, f->nhashes, hs.h[i]);
-				ap_bloom_insert(f->bits, f->nblocks, f->nhashes, h);
+					ap_bloom_insert_len(f->bits, f->len, f->nhashes, hs.h[i]);
+				ap_bloom_insert_len(f->bits, f->len, f->nhashes, h);
 				continue;
 			}
 			hs.cap = Min(hs.cap * 2, hs.limit);
@@ -259,9 +328,18 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 		f->distinct = hs.n;
 		ap_bloom_alloc(bs, f, (double) hs.n);
 		for (int64 i = 0; i < hs.n; i++)
-			ap_bloom_insert(f->bits, f->nblocks, f->nhashes, hs.h[i]);
+			ap_bloom_insert_len(f->bits, f->len, f->nhashes, hs.h[i]);
 	}
 	MemoryContextDelete(build_cxt);
+	if (f->exact != NULL)
+	{
+		ApBloomExactFinish(f->exact);
+		if (f->exact->why != NULL)
+		{
+			f->unmeasured = f->exact->why;
+			ap_bloom_exact_drop(f);
+		}
+	}
 	f->built = true;
 }
 
@@ -270,6 +348,10 @@ bool
 ApBloomBuild(ApBloomState *bs)
 {
 	bool		any_empty = false;
+
+	/* instrumented: EXPLAIN ANALYZE (known only after Begin) */
+	bs->measure = bs->parent->instrument != NULL;
+	bs->shipped = false;
 
 	for (int i = 0; i < bs->nfilters; i++)
 	{
@@ -289,6 +371,8 @@ ApBloomBuild(ApBloomState *bs)
 void
 ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 {
+	bs->shipped = true;
+	prog->bloom_measure = bs->measure;
 	prog->n_blooms = bs->nfilters;
 	prog->blooms = palloc(sizeof(ActivePg__BloomFilter *) * bs->nfilters);
 	for (int i = 0; i < bs->nfilters; i++)
@@ -314,7 +398,7 @@ ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 			bf->key_kinds[k] = f->kinds[k];
 		}
 		bf->bits.data = f->bits;
-		bf->bits.len = (size_t) f->nblocks * AP_BLOOM_BLOCK_BYTES;
+		bf->bits.len = f->len;
 		bf->nhashes = f->nhashes;
 		bf->seed = f->seed;
 		prog->blooms[i] = bf;
@@ -343,118 +427,4 @@ ApBloomEnd(ApBloomState *bs)
 {
 	for (int i = 0; i < bs->nfilters; i++)
 		ExecEndNode(bs->filters[i].child);
-}
-
-/* "1 MB", "13.5 kB", "64 B". */
-static char *
-ap_bloom_format_size(uint64 bytes)
-{
-	if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0)
-		return psprintf(UINT64_FORMAT " MB", bytes / (1024 * 1024));
-	if (bytes >= 1024)
-		return psprintf("%.1f kB", bytes / 1024.0);
-	return psprintf(UINT64_FORMAT " B", bytes);
-}
-
-/* "0.8%", "<0.1%". */
-static char *
-ap_bloom_format_fpr(double fpr)
-{
-	if (fpr * 100.0 < 0.1)
-		return pstrdup("<0.1%");
-	return psprintf("%.1f%%", fpr * 100.0);
-}
-
-/* EXPLAIN of the filters (see bloom.h). */
-void
-ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
-			   const bool *valid, int ndisks, ExplainState *es)
-{
-	uint64		tested = 0;
-	uint64		dropped = 0;
-	bool		analyzed = es->analyze && bs->nfilters > 0 && bs->filters[0].builds > 0;
-
-	/* structured formats: a labelled array of filter objects (valid JSON) */
-	if (es->format != EXPLAIN_FORMAT_TEXT)
-		ExplainOpenGroup("Bloom Filters", "Bloom Filters", false, es);
-	for (int i = 0; i < bs->nfilters; i++)
-	{
-		ApBloomFilterState *f = &bs->filters[i];
-		uint32		nblocks = f->nblocks;
-		uint32		k = f->nhashes;
-		double		nkeys = (double) f->distinct;
-		double		fpr;
-		char	   *size;
-
-		/* plain EXPLAIN: the size the estimate gives; ANALYZE: the built one */
-		if (!(es->analyze && f->builds > 0))
-		{
-			nkeys = f->est_keys;
-			ap_bloom_size(nkeys, (uint64) f->max_bytes, AP_BLOOM_TARGET_FPR, &nblocks, &k);
-		}
-		fpr = ap_bloom_fpr(nkeys, nblocks, k);
-		size = ap_bloom_format_size((uint64) nblocks * AP_BLOOM_BLOCK_BYTES);
-		if (es->format == EXPLAIN_FORMAT_TEXT)
-		{
-			appendStringInfoSpaces(es->str, es->indent * 2);
-			appendStringInfo(es->str, "Bloom Filter: %s (%s, k=%u, est. fpr %s)",
-							 f->label, size, k, ap_bloom_format_fpr(fpr));
-			if (es->analyze && f->builds > 0)
-				appendStringInfo(es->str, " keys " UINT64_FORMAT " (" UINT64_FORMAT " distinct)",
-								 f->keys, f->distinct);
-			if (es->analyze && f->builds > 1)
-				appendStringInfo(es->str, ", built " UINT64_FORMAT " times", f->builds);
-			appendStringInfoChar(es->str, '\n');
-			continue;
-		}
-		ExplainOpenGroup("Bloom Filter", NULL, true, es);
-		ExplainPropertyText("Bloom Filter", f->label, es);
-		ExplainPropertyUInteger("Bloom Filter Size", "bytes",
-								(uint64) nblocks * AP_BLOOM_BLOCK_BYTES, es);
-		ExplainPropertyUInteger("Bloom Filter Hashes", NULL, k, es);
-		ExplainPropertyFloat("Bloom Filter Estimated FPR", NULL, fpr, 6, es);
-		if (es->analyze && f->builds > 0)
-		{
-			ExplainPropertyUInteger("Bloom Filter Keys", NULL, f->keys, es);
-			ExplainPropertyUInteger("Bloom Filter Distinct Keys", NULL, f->distinct, es);
-			ExplainPropertyUInteger("Bloom Filter Builds", NULL, f->builds, es);
-		}
-		ExplainCloseGroup("Bloom Filter", NULL, true, es);
-	}
-	if (es->format != EXPLAIN_FORMAT_TEXT)
-		ExplainCloseGroup("Bloom Filters", "Bloom Filters", false, es);
-	if (!analyzed)
-		return;
-
-	for (int d = 0; d < ndisks; d++)
-	{
-		if (!valid[d])
-			continue;
-		tested += disk_stats[d].bloom_tested;
-		dropped += disk_stats[d].bloom_dropped;
-	}
-	if (es->format != EXPLAIN_FORMAT_TEXT)
-	{
-		ExplainPropertyUInteger("Bloom Rows Tested", NULL, tested, es);
-		ExplainPropertyUInteger("Bloom Rows Dropped", NULL, dropped, es);
-		ExplainPropertyUInteger("Bloom Skipped Executions", NULL, bs->skipped_scans, es);
-		return;
-	}
-	appendStringInfoSpaces(es->str, es->indent * 2);
-	appendStringInfo(es->str, "Bloom Rows: tested " UINT64_FORMAT ", dropped " UINT64_FORMAT,
-					 tested, dropped);
-	if (bs->skipped_scans > 0)
-		appendStringInfo(es->str, "; " UINT64_FORMAT " executions skipped (no key)",
-						 bs->skipped_scans);
-	appendStringInfoChar(es->str, '\n');
-	appendStringInfoSpaces(es->str, es->indent * 2);
-	appendStringInfoString(es->str, "Bloom Rows Per Disk (dropped/tested):");
-	for (int d = 0; d < ndisks; d++)
-	{
-		if (valid[d])
-			appendStringInfo(es->str, "%s disk %d " UINT64_FORMAT "/" UINT64_FORMAT,
-							 d > 0 ? "," : "", d, disk_stats[d].bloom_dropped,
-							 disk_stats[d].bloom_tested);
-	}
-	appendStringInfoChar(es->str, '\n');
 }

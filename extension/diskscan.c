@@ -292,7 +292,11 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			break;
 		case ACTIVE_PG__FRAME__MSG_DONE:
 			if (f->done->stats != NULL)
+			{
 				ap_add_stats(ds, conn->disk, f->done->stats);
+				if (ds->on_stats != NULL)
+					ds->on_stats(ds->arg, conn, f->done->stats);
+			}
 			conn->done = true;
 			conn->scanning = false;
 			ds->ndisks_done++;

@@ -80,6 +80,9 @@ typedef struct ApParallelScan
 	BlockNumber nblocks;		/* fixed by the leader after flushing */
 } ApParallelScan;
 
+/* Optional: a disk's Done statistics (after they were added to disk_stats). */
+typedef void (*ApDiskStatsFn) (void *arg, ApDiskConn *conn, const ActivePg__ScanStats *st);
+
 typedef struct ApDiskScan
 {
 	/* set by ApDiskScanInit */
@@ -87,7 +90,7 @@ typedef struct ApDiskScan
 	Snapshot	snapshot;
 	MemoryContext cxt;			/* per execution; sockets close when it is reset */
 	ApDiskFrameFn on_data;
-	void	   *arg;			/* of on_data and on_block */
+	void	   *arg;			/* of on_data, on_block and on_stats */
 	ActivePg__ScanStats *disk_stats;	/* AP_NDISKS_MAX entries, summed by the caller's lifetime */
 	bool	   *disk_stats_valid;
 	int		   *stats_ndisks;
@@ -95,6 +98,7 @@ typedef struct ApDiskScan
 
 	/* optional, set by the caller after ApDiskScanInit */
 	ApDiskBlockFn on_block;		/* NULL: none */
+	ApDiskStatsFn on_stats;		/* NULL: none */
 	int			model_op;		/* ApModelOp the Done statistics teach; -1: none */
 
 	/* per execution */

@@ -263,6 +263,16 @@ ap_on_block(void *arg, ApDiskConn *conn, uint32 blk)
 	ApPagesFallbackBlock((ApScanState *) arg, conn, blk);
 }
 
+/* Done statistics callback of the disk scan: the Bloom filters' own counters. */
+static void
+ap_on_stats(void *arg, ApDiskConn *conn, const ActivePg__ScanStats *st)
+{
+	ApScanState *s = (ApScanState *) arg;
+
+	if (s->bloom != NULL)
+		ApBloomDiskStats(s->bloom, conn->disk, st);
+}
+
 /*
  * Take what the disks already sent, unless enough rows wait to be decoded:
  * xid requests are answered while the host works, rows are not hoarded.
@@ -306,6 +316,7 @@ ap_ship(ApScanState *s)
 				   s->scan_cxt, ap_on_frame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
 	s->ds.on_block = ap_on_block;
+	s->ds.on_stats = ap_on_stats;
 	if (s->pshared != NULL)
 		connected = ApDiskScanConnectParallel(&s->ds, &s->pshared->work);
 	else
@@ -621,6 +632,10 @@ ap_next(ScanState *ss)
 				ap_decode_row(s);
 				s->host.rows_from_disks++;
 				ResetExprContext(ss->ps.ps_ExprContext);
+				/* EXPLAIN ANALYZE: true match or false positive of each filter */
+				if (s->bloom != NULL && s->bloom->measure)
+					ApBloomMeasureRow(s->bloom, s->raw_slot,
+									  ss->ps.ps_ExprContext->ecxt_per_tuple_memory);
 				if (ap_host_quals_pass(s))
 					return slot;
 				continue;

@@ -59,6 +59,8 @@ int			active_pg_host_cores = 0;
 bool		active_pg_enable_bloom = AP_ENABLE_BLOOM_DEFAULT;
 bool		active_pg_force_bloom = AP_FORCE_BLOOM_DEFAULT;
 int			active_pg_bloom_max_bytes = AP_BLOOM_MAX_BYTES_DEFAULT;
+int			active_pg_bloom_bytes = AP_BLOOM_BYTES_DEFAULT;
+bool		active_pg_bloom_join_results = true;
 
 /* The stripe unit must be a power of two: disks map blocks to units by shifting. */
 static bool
@@ -73,6 +75,17 @@ ap_check_stripe_pages(int *newval, void **extra, GucSource source)
 }
 
 /* Validate the disk list with the client's own parser. */
+/* active_pg.bloom_bytes: 0 or a filter size both sides can lay out (ap_bloom.h). */
+static bool
+ap_check_bloom_bytes(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || ap_bloom_len_valid((size_t) *newval))
+		return true;
+	GUC_check_errdetail("active_pg.bloom_bytes must be 0, 8, 16, 32 or a multiple of %d bytes.",
+						AP_BLOOM_BLOCK_BYTES);
+	return false;
+}
+
 static bool
 ap_check_disks(char **newval, void **extra, GucSource source)
 {
@@ -275,6 +288,14 @@ ApGucInit(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("active_pg.bloom_join_results",
+							 "Lets the result of a join be the small side of a Bloom filter.",
+							 "Off: only a table (with its restrictions) is a small side.",
+							 &active_pg_bloom_join_results,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("active_pg.bloom_max_bytes",
 							"Largest Bloom filter shipped with a scan.",
 							"Filters are sized for the small side's distinct keys, up to this size.",
@@ -282,6 +303,15 @@ ApGucInit(void)
 							AP_BLOOM_MAX_BYTES_DEFAULT, AP_BLOOM_MAX_BYTES_MIN, AP_BLOOM_MAX_BYTES_MAX,
 							PGC_USERSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.bloom_bytes",
+							"Fixed size of every Bloom filter (benchmarks); 0 sizes filters from their keys.",
+							"8, 16 or 32 bytes is one narrow block; otherwise a multiple of 64 bytes. "
+							"Overrides active_pg.bloom_max_bytes.",
+							&active_pg_bloom_bytes,
+							AP_BLOOM_BYTES_DEFAULT, 0, AP_BLOOM_BYTES_GUC_MAX,
+							PGC_USERSET, GUC_UNIT_BYTE,
+							ap_check_bloom_bytes, NULL, NULL);
 
 	MarkGUCPrefixReserved("active_pg");
 }

@@ -16,6 +16,9 @@
  * then a *= AP_BLOOM_BIT_MUL (an odd constant, so a permutation of 32-bit
  * values; 9 bits per probe is what a 512-bit block needs).  One cache line
  * per probe whatever k is: the disk pays one memory access per tuple.
+ * A filter of 8, 16 or 32 bytes (64, 128 or 256 bits: the small sizes of
+ * 000's Table 3) is one narrow block of that many bits, probe i using the top
+ * 6, 7 or 8 bits of a; the ap_bloom_*_len functions take either form.
  *
  * Hash.  A seeded chain over 64-bit words w_1..w_n of the key's encoding:
  *	h_0 = mix(seed ^ AP_BLOOM_SEED_SALT),  h_i = mix(h_{i-1} ^ w_i),
@@ -80,11 +83,18 @@
 #define AP_BLOOM_NUM_PINF			4
 #define AP_BLOOM_NUM_NINF			5
 
-/* Running hash of one key. */
+/*
+ * Running hash of one key.  capture, when not NULL, receives the key's words
+ * (the first capture_cap of them; nwords tells whether all fit): the
+ * normalized encoding itself, which the host keeps under EXPLAIN ANALYZE as
+ * the exact key set a filter's false positives are measured against.
+ */
 typedef struct ApBloomHash
 {
 	uint64_t	h;
 	uint32_t	nwords;
+	uint32_t	capture_cap;
+	uint64_t   *capture;
 } ApBloomHash;
 
 /* The xorshift-multiply mixer (see the file header). */
@@ -105,6 +115,8 @@ ap_bloom_hash_init(ApBloomHash *st, uint64_t seed)
 {
 	st->h = ap_bloom_mix64(seed ^ AP_BLOOM_SEED_SALT);
 	st->nwords = 0;
+	st->capture_cap = 0;
+	st->capture = NULL;
 }
 
 /* Add one word of the encoding. */
@@ -112,6 +124,8 @@ static inline void
 ap_bloom_hash_word(ApBloomHash *st, uint64_t w)
 {
 	st->h = ap_bloom_mix64(st->h ^ w);
+	if (st->capture != NULL && st->nwords < st->capture_cap)
+		st->capture[st->nwords] = w;
 	st->nwords++;
 }
 
@@ -285,16 +299,45 @@ ap_bloom_block(uint64_t h, uint32_t nblocks)
 	return (uint32_t) (((h >> 32) * (uint64_t) nblocks) >> 32);
 }
 
-/* Set the key's k bits. */
-static inline void
-ap_bloom_insert(unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+/* Narrow filters (see the layout): 8, 16 and 32 bytes. */
+#define AP_BLOOM_NARROW_MIN_BYTES	8
+
+/* Is len a valid filter size: 8, 16, 32 or a positive multiple of 64 bytes? */
+static inline bool
+ap_bloom_len_valid(size_t len)
 {
-	unsigned char *block = bits + (size_t) ap_bloom_block(h, nblocks) * AP_BLOOM_BLOCK_BYTES;
+	if (len >= AP_BLOOM_BLOCK_BYTES)
+		return len % AP_BLOOM_BLOCK_BYTES == 0;
+	return len == 8 || len == 16 || len == 32;
+}
+
+/* log2 of the bits of one block of a filter of len (valid) bytes. */
+static inline uint32_t
+ap_bloom_block_log2(size_t len)
+{
+	if (len >= AP_BLOOM_BLOCK_BYTES)
+		return 9;
+	return len == 8 ? 6 : len == 16 ? 7 : 8;
+}
+
+/* Blocks of a filter of len (valid) bytes. */
+static inline uint32_t
+ap_bloom_nblocks(size_t len)
+{
+	return len >= AP_BLOOM_BLOCK_BYTES ? (uint32_t) (len / AP_BLOOM_BLOCK_BYTES) : 1;
+}
+
+/* Set the key's k bits: nblocks blocks of 2^log2bits bits. */
+static inline void
+ap_bloom_insert_blocks(unsigned char *bits, uint32_t nblocks, uint32_t log2bits, uint32_t k,
+					   uint64_t h)
+{
+	unsigned char *block = bits + ((size_t) ap_bloom_block(h, nblocks) << (log2bits - 3));
 	uint32_t	a = (uint32_t) h;
 
 	for (uint32_t i = 0; i < k; i++)
 	{
-		uint32_t	b = a >> 23;
+		uint32_t	b = a >> (32 - log2bits);
 
 		block[b >> 3] |= (unsigned char) (1u << (b & 7));
 		a *= AP_BLOOM_BIT_MUL;
@@ -303,20 +346,47 @@ ap_bloom_insert(unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
 
 /* May the key be in the filter?  False means certainly not. */
 static inline bool
-ap_bloom_probe(const unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+ap_bloom_probe_blocks(const unsigned char *bits, uint32_t nblocks, uint32_t log2bits,
+					  uint32_t k, uint64_t h)
 {
-	const unsigned char *block = bits + (size_t) ap_bloom_block(h, nblocks) * AP_BLOOM_BLOCK_BYTES;
+	const unsigned char *block = bits + ((size_t) ap_bloom_block(h, nblocks) << (log2bits - 3));
 	uint32_t	a = (uint32_t) h;
 
 	for (uint32_t i = 0; i < k; i++)
 	{
-		uint32_t	b = a >> 23;
+		uint32_t	b = a >> (32 - log2bits);
 
 		if (!(block[b >> 3] & (1u << (b & 7))))
 			return false;
 		a *= AP_BLOOM_BIT_MUL;
 	}
 	return true;
+}
+
+/* The same for nblocks 64-byte blocks. */
+static inline void
+ap_bloom_insert(unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+{
+	ap_bloom_insert_blocks(bits, nblocks, 9, k, h);
+}
+
+static inline bool
+ap_bloom_probe(const unsigned char *bits, uint32_t nblocks, uint32_t k, uint64_t h)
+{
+	return ap_bloom_probe_blocks(bits, nblocks, 9, k, h);
+}
+
+/* The same for a filter of len (valid) bytes, of either form. */
+static inline void
+ap_bloom_insert_len(unsigned char *bits, size_t len, uint32_t k, uint64_t h)
+{
+	ap_bloom_insert_blocks(bits, ap_bloom_nblocks(len), ap_bloom_block_log2(len), k, h);
+}
+
+static inline bool
+ap_bloom_probe_len(const unsigned char *bits, size_t len, uint32_t k, uint64_t h)
+{
+	return ap_bloom_probe_blocks(bits, ap_bloom_nblocks(len), ap_bloom_block_log2(len), k, h);
 }
 
 /*
@@ -351,6 +421,44 @@ ap_bloom_fpr(double nkeys, uint32_t nblocks, uint32_t k)
 		sum += pj * pow(1.0 - pow(clear1, k * j), k);
 	}
 	return sum > 1.0 ? 1.0 : sum;
+}
+
+/*
+ * The rate of a filter of len (valid) bytes: a narrow filter is one block
+ * holding every key, (1 - (1 - 1/m)^(k n))^k for its m bits.
+ */
+static inline double
+ap_bloom_fpr_len(double nkeys, size_t len, uint32_t k)
+{
+	double		m;
+
+	if (len >= AP_BLOOM_BLOCK_BYTES)
+		return ap_bloom_fpr(nkeys, ap_bloom_nblocks(len), k);
+	if (nkeys <= 0.0)
+		return 0.0;
+	m = (double) len * 8.0;
+	return pow(1.0 - pow(1.0 - 1.0 / m, k * nkeys), k);
+}
+
+/* The k in [MIN, MAX] with the lowest rate for a filter of len bytes. */
+static inline uint32_t
+ap_bloom_best_k_len(double nkeys, size_t len)
+{
+	uint32_t	best = AP_BLOOM_HASHES_MIN;
+	double		best_fpr = 2.0;
+
+	for (uint32_t k = AP_BLOOM_HASHES_MIN; k <= AP_BLOOM_HASHES_MAX; k++)
+	{
+		double		f = ap_bloom_fpr_len(nkeys, len, k);
+
+		/* a larger k must win clearly: every probe pays for it */
+		if (f < best_fpr * 0.98)
+		{
+			best = k;
+			best_fpr = f;
+		}
+	}
+	return best;
 }
 
 /* The k minimizing an unblocked filter's rate, m/n ln 2, within [MIN, MAX]. */

@@ -51,18 +51,30 @@ $$;
 
 -- Scans are pushed down by force throughout: the Bloom decisions below are
 -- made on top of ActiveScan paths, whatever the base cost model prefers.
+-- Small sides are tables until the section on join results.
 SET active_pg.force_pushdown = on;
 SET active_pg.force_bloom = on;
+SET active_pg.bloom_join_results = off;
 
 -- plan shape: the filtered scan of bb runs the small side as its child
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = 'even';
 
+-- EXPLAIN (ANALYZE, FORMAT JSON) as jsonb, pushdown and Bloom filters forced
+CREATE FUNCTION ap_bloom_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+	PERFORM set_config('active_pg.force_pushdown', 'on', true);
+	PERFORM set_config('active_pg.force_bloom', 'on', true);
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO j;
+	RETURN j::jsonb;
+END $$;
+
 -- structured EXPLAIN formats stay well-formed with a Bloom filter (the
--- filters are a labelled array of objects); explain_json is from 020_plans
+-- filters are a labelled array of objects)
 SELECT jsonb_typeof(j->0->'Plan'->'Plans'->0) AS plan_node,
 	jsonb_path_query_first(j, 'strict $.**."Bloom Filters"[0]."Bloom Filter"') AS bloom_filter
-FROM explain_json('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''') j;
+FROM ap_bloom_json('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''') j;
 
 -- every key type, equal on and off (ap_check forces pushdown)
 SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i2 = ss.i2 WHERE ss.grp = ''even''');
@@ -158,6 +170,137 @@ SELECT ap_bloom_lines('SELECT p.x, (SELECT count(*) FROM bb JOIN ss ON bb.i4 = s
 SELECT ap_check('SELECT p.g, (SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = p.g) FROM probe p');
 SELECT ap_bloom_lines('SELECT p.g, (SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = p.g) FROM probe p', true);
 
+-- several filters on one scan: bb filtered by ss (i4) and by s2 (d, or t);
+-- s2 holds every third key, ss every tenth (grp 'even': every twentieth)
+CREATE TABLE s2 (d date, t text, tag text);
+INSERT INTO s2
+SELECT date '2020-01-01' + g, 'k' || g, CASE WHEN g % 2 = 0 THEN 'x' ELSE 'y' END
+FROM generate_series(0, 499, 3) g;
+INSERT INTO s2 VALUES (NULL, NULL, 'x');
+-- s3 repeats some of ss's keys: joined to ss, its keys reach bb's i4 only
+-- through the equivalence class bb.i4 = ss.k = s3.k
+CREATE TABLE s3 (k int, w text);
+INSERT INTO s3 SELECT g, 'w' || g FROM generate_series(0, 499, 40) g;
+ANALYZE s2;
+ANALYZE s3;
+
+-- plan shape: one scan of bb carries both filters, each on its own line,
+-- and runs both small sides before it starts
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d WHERE ss.grp = 'even';
+SELECT ap_check('SELECT bb.id, ss.k, s2.t FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d WHERE ss.grp = ''even''');
+SELECT ap_check('SELECT bb.id, s2.tag FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.t = s2.t');
+-- a char column compared as text is no key: one filter only
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.nk = ss.nk JOIN s2 ON bb.c = ''c'' || substr(s2.t, 2) WHERE s2.tag = ''x''');
+SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.nk = ss.nk JOIN s2 ON bb.c = ''c'' || substr(s2.t, 2) WHERE s2.tag = ''x''');
+-- three filters, one of them through an equivalence class
+SELECT ap_check('SELECT bb.id, s3.w FROM bb JOIN ss ON bb.i4 = ss.k JOIN s3 ON s3.k = ss.k JOIN s2 ON bb.d = s2.d');
+SELECT ap_bloom_lines('SELECT bb.id, s3.w FROM bb JOIN ss ON bb.i4 = ss.k JOIN s3 ON s3.k = ss.k JOIN s2 ON bb.d = s2.d');
+-- semi joins: IN and EXISTS on the same scan
+SELECT ap_check('SELECT id FROM bb WHERE i4 IN (SELECT k FROM ss WHERE grp = ''odd'') AND EXISTS (SELECT 1 FROM s2 WHERE s2.d = bb.d AND s2.tag = ''x'')');
+SELECT ap_bloom_lines('SELECT id FROM bb WHERE i4 IN (SELECT k FROM ss WHERE grp = ''odd'') AND EXISTS (SELECT 1 FROM s2 WHERE s2.d = bb.d AND s2.tag = ''x'')');
+-- outer joins: bb on the nullable side of ss's join may take both filters ...
+SELECT ap_check('SELECT ss.k, bb.id FROM ss LEFT JOIN (bb JOIN s2 ON bb.d = s2.d) ON bb.i4 = ss.k');
+SELECT ap_bloom_lines('SELECT ss.k, bb.id FROM ss LEFT JOIN (bb JOIN s2 ON bb.d = s2.d) ON bb.i4 = ss.k');
+-- ... but as the preserved side of s2's join it takes only ss's filter
+SELECT ap_check('SELECT bb.id, s2.t FROM bb LEFT JOIN s2 ON bb.d = s2.d JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''');
+SELECT ap_bloom_lines('SELECT bb.id, s2.t FROM bb LEFT JOIN s2 ON bb.d = s2.d JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''');
+-- and never from an anti join's side
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE NOT EXISTS (SELECT 1 FROM s2 WHERE s2.d = bb.d)');
+SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE NOT EXISTS (SELECT 1 FROM s2 WHERE s2.d = bb.d)');
+-- one empty small side: no row can join, whatever the other holds
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d WHERE s2.tag = ''none''');
+
+-- prepared statements: parameters in both small sides, generic plan
+PREPARE bq2(text, text) AS
+SELECT count(*), sum(bb.id) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d
+WHERE ss.grp = $1 AND s2.tag = $2;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE bq2('even', 'x');
+EXECUTE bq2('even', 'x');
+EXECUTE bq2('odd', 'x');
+EXECUTE bq2('odd', 'none');
+EXECUTE bq2('even', 'x');
+RESET plan_cache_mode;
+SET active_pg.enable = off;
+SELECT count(*), sum(bb.id) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d
+WHERE ss.grp = 'even' AND s2.tag = 'x';
+SELECT count(*), sum(bb.id) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d
+WHERE ss.grp = 'odd' AND s2.tag = 'x';
+RESET active_pg.enable;
+
+-- rescans: the filter whose small side depends on the outer row is rebuilt
+-- each time, the other is built once
+SELECT ap_check('SELECT p.g, (SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d WHERE ss.grp = p.g) FROM probe p');
+SELECT ap_bloom_lines('SELECT p.g, (SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k JOIN s2 ON bb.d = s2.d WHERE ss.grp = p.g) FROM probe p', true);
+
+-- measured false-positive rate (EXPLAIN ANALYZE).  One filter, no disk
+-- filter: the true matches and the non-matching rows it decided are exactly
+-- what SQL counts (NULL keys are neither), the rate is their ratio
+SELECT (f->>'Bloom Filter True Matches')::bigint AS true_matches,
+	(f->>'Bloom Filter Non-Matching Rows')::bigint AS nonmatching,
+	abs((f->>'Bloom Filter Measured FPR')::float8 - (f->>'Bloom Filter False Passes')::float8 /
+		(f->>'Bloom Filter Non-Matching Rows')::float8) < 1e-6 AS fpr_is_ratio,
+	(f->>'Bloom Filter Measured FPR')::float8 BETWEEN 0 AND 4 * (f->>'Bloom Filter Estimated FPR')::float8 AS fpr_sane
+FROM ap_bloom_json('SELECT count(*) FROM bb JOIN ss ON bb.nk = ss.nk') j,
+	jsonb_path_query(j, 'strict $.**."Bloom Filters"[*]') f;
+SELECT count(*) FILTER (WHERE nk IN (SELECT nk FROM ss)) AS true_matches,
+	count(*) FILTER (WHERE nk NOT IN (SELECT nk FROM ss WHERE nk IS NOT NULL)) AS nonmatching
+FROM bb;
+-- two filters: each is measured on the rows it alone decides; both see the
+-- same shipped rows, at least those that truly match both
+SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN ss ON bb.nk = ss.nk JOIN s2 ON bb.d = s2.d', true);
+SELECT f->>'Bloom Filter' AS filter,
+	(f->>'Bloom Filter True Matches')::bigint + (f->>'Bloom Filter False Passes')::bigint AS shipped,
+	(f->>'Bloom Filter Measured FPR')::float8 BETWEEN 0 AND 4 * (f->>'Bloom Filter Estimated FPR')::float8 AS fpr_sane
+FROM ap_bloom_json('SELECT count(*) FROM bb JOIN ss ON bb.nk = ss.nk JOIN s2 ON bb.d = s2.d') j,
+	jsonb_path_query(j, 'strict $.**."Bloom Filters"[*]') f;
+SELECT count(*) AS match_both FROM bb
+WHERE nk IN (SELECT nk FROM ss) AND d IN (SELECT d FROM s2);
+-- a key set over maintenance_work_mem is not kept: the rate is not measured
+-- (bb, the nullable side, is the only one a filter may go on)
+CREATE TABLE many AS SELECT g AS k FROM generate_series(1, 40000) g;
+ANALYZE many;
+SET maintenance_work_mem = '1MB';
+SELECT ap_bloom_lines('SELECT count(bb.id) FROM many LEFT JOIN bb ON bb.id = many.k', true);
+RESET maintenance_work_mem;
+SELECT ap_bloom_lines('SELECT count(bb.id) FROM many LEFT JOIN bb ON bb.id = many.k', true);
+
+-- a join result as the small side (active_pg.bloom_join_results): bb's i4
+-- filtered by the keys of ss JOIN s2, fewer than ss's own
+SET active_pg.bloom_join_results = on;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k;
+SELECT ap_check('SELECT bb.id, s2.t FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k');
+SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k', true);
+-- an anti join (LEFT JOIN ... IS NULL on the join key) and a semi join inside
+-- the small side
+SELECT ap_check('SELECT bb.id, x.t FROM bb JOIN (SELECT ss.k, s2.t FROM ss LEFT JOIN s2 ON ss.d = s2.d WHERE s2.d IS NULL) x ON bb.i4 = x.k');
+SELECT ap_bloom_lines('SELECT bb.id, x.t FROM bb JOIN (SELECT ss.k, s2.t FROM ss LEFT JOIN s2 ON ss.d = s2.d WHERE s2.d IS NULL) x ON bb.i4 = x.k');
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.d IN (SELECT d FROM s2 WHERE tag = ''x'')');
+SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.d IN (SELECT d FROM s2 WHERE tag = ''x'')');
+SELECT ap_check('SELECT bb.id FROM bb WHERE (bb.i4, bb.d) IN (SELECT ss.k, s2.d FROM ss JOIN s2 ON ss.d = s2.d)');
+SELECT ap_bloom_lines('SELECT bb.id FROM bb WHERE (bb.i4, bb.d) IN (SELECT ss.k, s2.d FROM ss JOIN s2 ON ss.d = s2.d)');
+-- with the nullable side of an outer join as the big side
+SELECT ap_check('SELECT ss.k, bb.id FROM (ss JOIN s2 ON ss.d = s2.d) LEFT JOIN bb ON bb.i4 = ss.k');
+-- a volatile join clause inside the small side: its rows may differ from
+-- one run to the next, so it never builds a filter
+SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d AND random() >= 0) ON bb.i4 = ss.k');
+SELECT ap_check('SELECT bb.id FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d AND random() >= 0) ON bb.i4 = ss.k');
+-- rescans and prepared statements with a join result as the small side
+SELECT ap_check('SELECT p.g, (SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k WHERE ss.grp = p.g) FROM probe p');
+PREPARE bq3(text) AS
+SELECT count(*), sum(bb.id) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k WHERE ss.grp = $1;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE bq3('even');
+EXECUTE bq3('odd');
+RESET plan_cache_mode;
+SET active_pg.enable = off;
+EXECUTE bq3('even');
+EXECUTE bq3('odd');
+RESET active_pg.enable;
+SET active_pg.bloom_join_results = off;
+
 -- a small side with a volatile restriction is never run twice: only ss,
 -- filtered by bb's keys, carries a filter here
 SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.k >= random() - 1');
@@ -174,6 +317,18 @@ SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = 'even';
 -- ... not when every key of the big side joins ...
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM bb JOIN all_keys a ON bb.i4 = a.k;
+-- ... two filters when each pays: a quarter of bb's keys are s4's, a third
+-- are s2's dates ...
+CREATE TABLE s4 AS SELECT g AS k FROM generate_series(0, 499, 4) g;
+ANALYZE s4;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM bb JOIN s4 ON bb.i4 = s4.k JOIN s2 ON bb.d = s2.d;
+SELECT ap_check('SELECT bb.id FROM bb JOIN s4 ON bb.i4 = s4.k JOIN s2 ON bb.d = s2.d');
+-- ... a join result when it pays ...
+SET active_pg.bloom_join_results = on;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k;
+SET active_pg.bloom_join_results = off;
 -- ... nor when the big side is tiny
 CREATE TABLE bb_tiny AS SELECT * FROM bb WHERE id <= 20;
 ANALYZE bb_tiny;
@@ -191,8 +346,22 @@ SET active_pg.bloom_max_bytes = '17MB';
 SET active_pg.bloom_max_bytes = '64kB';
 SHOW active_pg.bloom_max_bytes;
 RESET active_pg.bloom_max_bytes;
+-- a fixed size (benchmarks), down to one narrow block of 128 bits: a filter
+-- that small passes many rows that cannot join, never loses one that can
+SET active_pg.bloom_bytes = 48;
+SET active_pg.bloom_bytes = '32MB';
+SET active_pg.bloom_bytes = 16;
+SET active_pg.force_bloom = on;
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''');
+SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''', true);
+SET active_pg.bloom_bytes = '8kB';
+SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''');
+RESET active_pg.force_bloom;
+RESET active_pg.bloom_bytes;
 
+RESET active_pg.bloom_join_results;
 RESET active_pg.force_pushdown;
-DROP TABLE bb, ss, empty_ss, all_keys, probe, bb_tiny;
+DROP TABLE bb, ss, empty_ss, all_keys, probe, bb_tiny, s2, s3, s4, many;
 DROP COLLATION ci;
 DROP FUNCTION ap_bloom_lines(text, bool);
+DROP FUNCTION ap_bloom_json(text);
