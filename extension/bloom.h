@@ -37,7 +37,8 @@ extern bool active_pg_enable_bloom;		/* active_pg.enable_bloom */
 extern bool active_pg_force_bloom;		/* active_pg.force_bloom: testing switch */
 extern bool active_pg_bloom_join_results;	/* active_pg.bloom_join_results */
 extern int	active_pg_bloom_max_bytes;	/* active_pg.bloom_max_bytes */
-extern int	active_pg_bloom_bytes;		/* active_pg.bloom_bytes: fixed size (benchmarks) */
+extern int	active_pg_bloom_bytes;		/* active_pg.bloom_bytes: size of the filters built
+										 * (benchmarks; the planner ignores it) */
 
 /* Seed of filter i of a scan (fixed: EXPLAIN ANALYZE counts are repeatable). */
 #define AP_BLOOM_SEED(i)			(UINT64_C(0xA5C7B100F17E5EED) + (uint64) (i))
@@ -51,7 +52,6 @@ typedef enum ApBloomPrivIndex
 	AP_BLOOM_PRIV_HOST_KINDS,	/* IntList: ApTypeKind of the child's key columns */
 	AP_BLOOM_PRIV_EST_KEYS,		/* Float: estimated distinct keys of the small side */
 	AP_BLOOM_PRIV_MAX_BYTES,	/* Integer: active_pg.bloom_max_bytes when planned */
-	AP_BLOOM_PRIV_FIXED_BYTES,	/* Integer: active_pg.bloom_bytes when planned (0: sized) */
 	AP_BLOOM_PRIV_COUNT
 } ApBloomPrivIndex;
 
@@ -109,7 +109,7 @@ typedef struct ApBloomFilterState
 	int			host_kinds[AP_BLOOM_KEYS_MAX];
 	double		est_keys;
 	int			max_bytes;
-	int			fixed_bytes;	/* 0: sized from the keys */
+	int			fixed_bytes;	/* active_pg.bloom_bytes at the last build (0: sized) */
 	PlanState  *child;			/* produces the small side's keys */
 
 	/* the filter, kept across rescans while the child's params stand */

@@ -14,7 +14,9 @@
  *     (detoasted), exactly as the disks hash stored values; a NULL key is
  *     never inserted.  The size comes from the number of distinct key hashes
  *     actually seen (the planner's estimate only sizes what plain EXPLAIN
- *     shows), capped by active_pg.bloom_max_bytes as it was when planned.
+ *     shows), capped by active_pg.bloom_max_bytes as it was when planned;
+ *     active_pg.bloom_bytes, when set, fixes the size of the filters built
+ *     (000's Table 3 compares sizes on one plan, so the planner ignores it).
  *   - The hashes are collected before sizing; past work_mem of them the
  *     filter gets the cap's size at once and keys are inserted as they come.
  *   - A filter without keys means no row of the big side can join: the scan
@@ -100,7 +102,6 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 		}
 		f->est_keys = floatVal(list_nth(entry, AP_BLOOM_PRIV_EST_KEYS));
 		f->max_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_MAX_BYTES));
-		f->fixed_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_FIXED_BYTES));
 		f->seed = AP_BLOOM_SEED(i);
 		f->child = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, f->child);
@@ -248,6 +249,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	if (f->builds > 0)
 		ExecReScan(f->child);
 	f->builds++;
+	/* a benchmark's fixed size applies to the filters built, not to the plan */
+	f->fixed_bytes = active_pg_bloom_bytes;
 	f->keys = 0;
 	f->distinct = 0;
 	if (bs->measure)

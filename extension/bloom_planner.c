@@ -490,7 +490,6 @@ ap_bloom_private(char *label, ApBloomKey *keys, int nkeys, double est_keys)
 	entry = list_make5(makeString(label), attnos, kinds, host_kinds,
 					   makeFloat(psprintf("%.0f", est_keys)));
 	entry = lappend(entry, makeInteger(active_pg_bloom_max_bytes));
-	entry = lappend(entry, makeInteger(active_pg_bloom_bytes));
 	return lappend(entry, small_exprs);
 }
 
@@ -535,7 +534,7 @@ ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 			nd_big = Max(nd_big, nd_domain);
 	}
 	frac = Min(1.0, *nd_small / Max(nd_big, 1.0));
-	ApBloomGeometry(*nd_small, active_pg_bloom_max_bytes, active_pg_bloom_bytes, &len, &k);
+	ApBloomGeometry(*nd_small, active_pg_bloom_max_bytes, 0, &len, &k);
 	return frac + (1.0 - frac) * ap_bloom_fpr_len(*nd_small, len, k);
 }
 

@@ -305,9 +305,9 @@ ApGucInit(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.bloom_bytes",
-							"Fixed size of every Bloom filter (benchmarks); 0 sizes filters from their keys.",
+							"Fixed size of every Bloom filter built (benchmarks); 0 sizes filters from their keys.",
 							"8, 16 or 32 bytes is one narrow block; otherwise a multiple of 64 bytes. "
-							"Overrides active_pg.bloom_max_bytes.",
+							"Overrides active_pg.bloom_max_bytes at execution; plans do not change with it.",
 							&active_pg_bloom_bytes,
 							AP_BLOOM_BYTES_DEFAULT, 0, AP_BLOOM_BYTES_GUC_MAX,
 							PGC_USERSET, GUC_UNIT_BYTE,
