@@ -44,6 +44,10 @@ proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 
 $(EXT_OBJS) proto/active_pg.pb-c.o: proto/active_pg.pb-c.h
 
+# PGXS tracks no header dependencies: a struct that changes in a header must
+# rebuild every object that may use it, or a stale object reads wrong offsets.
+$(EXT_OBJS): $(wildcard extension/*.h) $(wildcard proto/*.h) diskd/diskd.h
+
 all: diskd-build
 diskd-build: proto/active_pg.pb-c.c proto/active_pg.pb-c.h
 	$(MAKE) -C diskd

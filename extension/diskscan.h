@@ -170,7 +170,8 @@ bool		ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps);
  * Claim work items and ship prog in mode to their disks, keeping up to
  * ps->inflight of them shipped (more are claimed as items finish, in
  * ApDiskScanPoll).  An item whose disk lacks a capability bit of caps is
- * read on the host: its blocks are queued as fallback blocks.
+ * read on the host: its blocks are queued as fallback blocks.  prog must
+ * live as long as the execution (it is shipped again with later items).
  */
 void		ApDiskScanSendParallel(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode,
 								   uint32 caps);

@@ -126,11 +126,20 @@ ApPagesBegin(ApScanState *s)
 	/* the requests' geometry: disks, or a parallel participant's work items */
 	ps->ndisks = s->ds.nvdisks;
 	ps->stripe_pages = s->ds.stripe_pages;
+	s->pages = ps;
+
+	/*
+	 * The slot belongs to the executor's tuple table, which outlives scan_cxt
+	 * (reset on rescan, deleted before ExecEndPlan releases the table's
+	 * slots): it must live in the query context.
+	 */
 	if (s->page_slot == NULL)
+	{
+		MemoryContextSwitchTo(s->css.ss.ps.state->es_query_cxt);
 		s->page_slot = ExecAllocTableSlot(&s->css.ss.ps.state->es_tupleTable,
 										  RelationGetDescr(s->css.ss.ss_currentRelation),
 										  &TTSOpsHeapTuple);
-	s->pages = ps;
+	}
 	MemoryContextSwitchTo(oldcxt);
 }
 

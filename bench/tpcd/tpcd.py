@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """TPC-D benchmark driver for active_pg (issue 6).  Started by bench/tpcd/run.
 
-One run compares, on the same data, for each TPC-H query Q1-Q22:
-  serial    stock PostgreSQL, active_pg.enable = off, max_parallel_workers_per_gather = 0
-  parallel  stock PostgreSQL, active_pg.enable = off, 2 workers per gather
-  active    active_pg.enable = on, no workers: the optimizer decides what to push down
+One run compares, on the same data, for each TPC-H query Q1-Q22 (--modes):
+  serial         stock PostgreSQL, active_pg.enable = off, max_parallel_workers_per_gather = 0
+  parallel       stock PostgreSQL, active_pg.enable = off, 2 workers per gather
+  active         active_pg.enable = on, 2 workers per gather: the optimizer decides what
+                 to push down and whether Gather's participants share the disks' work
+  active-serial  the same without workers
+  device         distributed devices (003's FNBD baseline, active_pg.scan_mode = 'pages'):
+                 every full scan ships raw pages from the disks and the host does all the
+                 work; index scans stay on the host; 2 workers per gather
 Warm timings are the median of --runs after one warm-up; --cold adds one run per
 query and mode after restarting the cluster and dropping the kernel page cache.
 
@@ -44,7 +49,17 @@ MODES = {
     "serial": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 0;",
     "parallel": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 2;",
     # the disks read through the page cache, as stock PostgreSQL does (warm and cold alike)
-    "active": "SET active_pg.enable = on; SET active_pg.direct_io = off; SET max_parallel_workers_per_gather = 0;",
+    "active": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
+              "SET max_parallel_workers_per_gather = 2;",
+    "active-serial": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
+                     "SET max_parallel_workers_per_gather = 0;",
+    # Sequential scans are disabled, so every full scan is an ActiveScan in the
+    # page-shipping mode (index scans stay PostgreSQL's); Bloom filters and
+    # aggregation are the disks' computation, which devices do not have.
+    "device": "SET active_pg.enable = on; SET active_pg.scan_mode = 'pages'; "
+              "SET active_pg.enable_bloom = off; SET active_pg.enable_agg = off; "
+              "SET active_pg.direct_io = off; SET enable_seqscan = off; "
+              "SET max_parallel_workers_per_gather = 2;",
 }
 
 # Selectivity savings reported by the papers, for comparison with our
@@ -483,10 +498,10 @@ def parse_pgbench(out):
 
 
 def pgbench_env(mode):
+    """The mode's settings (MODES) as PGOPTIONS for pgbench's sessions."""
     env = dict(os.environ)
-    enable = "on" if mode == "active" else "off"
-    workers = 2 if mode == "parallel" else 0
-    env["PGOPTIONS"] = "-c active_pg.enable=%s -c max_parallel_workers_per_gather=%d" % (enable, workers)
+    opts = re.findall(r"SET (\S+) = ([^;]+);", MODES[mode])
+    env["PGOPTIONS"] = " ".join("-c %s=%s" % (k, v.strip().strip("'")) for k, v in opts)
     return env
 
 
@@ -800,7 +815,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sf", default="0.1", help="TPC-H scale factor (default 0.1)")
     ap.add_argument("--disks", type=int, default=4, help="active_pg.ndisks of the own cluster (default 4)")
-    ap.add_argument("--modes", default="serial,parallel,active", help="default serial,parallel,active")
+    ap.add_argument("--modes", default="serial,parallel,active",
+                    help="comma list of %s (default serial,parallel,active)" % ", ".join(MODES))
     ap.add_argument("--queries", default="1-22", help="e.g. 1,6 or 1-22 (default)")
     ap.add_argument("--runs", type=int, default=3, help="warm runs after one warm-up; median reported")
     ap.add_argument("--cold", action="store_true", help="also one cold run per query and mode "
