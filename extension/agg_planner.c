@@ -20,7 +20,8 @@
  *	  FILTER are disk-evaluable;
  *	- the estimated groups fit in hash_mem: the host's merge table does not
  *	  spill to disk as HashAggregate does.
- * Otherwise nothing is added and PostgreSQL's Agg runs over ActiveScan.
+ * Otherwise nothing is added and PostgreSQL's Agg runs over whichever scan
+ * wins (ActiveScan or the host's own).
  *
  * Cost: seed 001's throughput model (model.c, AP_MODEL_OP_AGG), as for
  * ActiveScan: the disks read and aggregate (their measured cycles per byte of

@@ -33,6 +33,12 @@
  *	- r_d when the media is not emulated: the disks read with O_DIRECT from
  *	  one real device (or the page cache without direct I/O); all disks share
  *	  its rate (AP_DEVICE_MBPS_*), so the read term is N_in / r_device.
+ *	- N_in/(d*r_d) when it is emulated is refined by the stripes: units go to
+ *	  the disks round robin, so the busiest disk reads ceil(units/d) of them
+ *	  (a table of 13 units on 16 disks keeps 13 busy with one unit each), and
+ *	  its bucket (diskd/throttle.c) holds one unit of read-ahead when the scan
+ *	  starts on an idle drive.  The disk CPU term is scaled by the same
+ *	  imbalance.  For a table of many units per disk this is N_in/(d*r_d).
  *	- the traditional system reads from shared buffers (no read term) unless
  *	  the media is emulated, in which case it is the distributed-device
  *	  baseline over the same drives: the pages cross the (emulated)
@@ -188,6 +194,34 @@ ap_model_partials(const ApModelInput *in, int d, double *partials, double *strea
 	*partials = ship_pd * d;
 }
 
+/*
+ * Bytes the busiest of d disks reads: stripe units go round robin, so the
+ * first disk holds ceil(units / d) of them (the last one maybe partial).
+ */
+static double
+ap_busiest_disk_bytes(double pages, int d)
+{
+	double		stripe = Max(active_pg_stripe_pages, 1);
+	double		units = ceil(Max(pages, 0.0) / stripe);
+
+	return Min(Max(pages, 0.0), ceil(units / d) * stripe) * BLCKSZ;
+}
+
+/*
+ * Seconds an emulated drive at r_d bytes/s needs for a scan: the busiest
+ * disk's bytes, less what its token bucket holds when the scan starts on an
+ * idle drive (diskd/throttle.c: one unit of read-ahead, at least 50 ms of the
+ * rate, at most a second's worth).
+ */
+static double
+ap_emulated_read_s(double pages, int d, double r_d)
+{
+	double		unit = (double) Max(active_pg_stripe_pages, 1) * BLCKSZ;
+	double		credit = Min(Max(unit, 0.05 * r_d), r_d);
+
+	return Max(ap_busiest_disk_bytes(pages, d) - credit, 0.0) / r_d;
+}
+
 /* Predict the active (or pages) path and the traditional server; see file header. */
 void
 ApModelPredict(const ApModelInput *in, ApModelResult *r)
@@ -201,7 +235,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	double		disk_work;
 	double		host_work;
 	double		net_during_scan;
-	double		r_read_total;
+	double		imbalance;
 	int			op = (in->op >= 0 && in->op < AP_MODEL_NOPS) ? in->op : AP_MODEL_OP_SCAN;
 
 	memset(r, 0, sizeof(*r));
@@ -235,7 +269,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	if (r->r_d > 0)
 	{
 		/* distributed devices: same drives, pages cross the interconnect */
-		r->t_read = r->n_in / (d * r->r_d);
+		r->t_read = ap_emulated_read_s(in->pages, d, r->r_d);
 		host_scan_ns += r->n_in * AP_RECV_NS_PER_BYTE;
 	}
 	r->t_net = r->r_n > 0 ? r->n_in / r->r_n : 0.0;
@@ -243,9 +277,13 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->t_trad = ap_max(ap_max(r->t_read, r->t_net), r->t_cpu);
 
 	/* ---- the path itself ---- */
-	r_read_total = r->r_d > 0 ? d * r->r_d :
-		(active_pg_direct_io ? AP_DEVICE_MBPS_DIRECT : AP_DEVICE_MBPS_BUFFERED) * AP_MB;
-	r->a_read = r->n_in / r_read_total;
+	if (r->r_d > 0)
+		r->a_read = r->t_read;
+	else
+		r->a_read = r->n_in / ((active_pg_direct_io ? AP_DEVICE_MBPS_DIRECT :
+								AP_DEVICE_MBPS_BUFFERED) * AP_MB);
+	/* the busiest disk's share of the work (stripe units go round robin) */
+	imbalance = r->n_in > 0 ? ap_busiest_disk_bytes(in->pages, d) * d / r->n_in : 1.0;
 	r->a_serial = AP_SERIAL_BASE_S + AP_SERIAL_PER_DISK_S * d;
 	r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
 	net_during_scan = r->a_net;
@@ -286,7 +324,8 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 		r->a_host = host_work;
 	}
 	/* the emulated disk CPU is 1/ratio slower; the real work needs real cores */
-	r->a_disk_cpu = ap_max(disk_work / (d * ratio), disk_work / Min(d, r->cores));
+	r->a_disk_cpu = ap_max(disk_work * Max(imbalance, 1.0) / (d * ratio),
+						   disk_work / Min(d, r->cores));
 	r->a_cores = (disk_work + host_work) / r->cores;
 	r->t_active = ap_max(ap_max(ap_max(r->a_read, r->a_disk_cpu),
 								ap_max(net_during_scan, host_work)), r->a_cores) +

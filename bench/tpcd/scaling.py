@@ -51,7 +51,8 @@ the machine busy is marked noisy.
 Usage (started by bench/tpcd/scaling, which prepares the venv):
   scaling.py [--disks 1,2,4,8,16] [--media 15] [--cpu-ratio 0.25]
              [--interconnect 60] [--rows 300000] [--runs 3]
-             [--queries select,aggregation,join,q9] [--calibrate]
+             [--queries select,aggregation,join,q9] [--quiet-wait 15]
+             [--calibrate]
 """
 
 import argparse
@@ -206,6 +207,17 @@ def tree_cpu_s(root):
     return total
 
 
+def wait_for_quiet(a):
+    """On a shared machine: wait (at most a.quiet_wait seconds) until the
+    whole machine's busy cores over one second drop below a.quiet."""
+    deadline = time.time() + a.quiet_wait
+    while True:
+        b0, t0 = machine_busy_s(), time.time()
+        time.sleep(1.0)
+        if (machine_busy_s() - b0) / (time.time() - t0) < a.quiet or time.time() >= deadline:
+            return
+
+
 def machine_busy_s():
     """Busy CPU seconds of the whole machine (all cores) from /proc/stat."""
     with open("/proc/stat") as f:
@@ -318,6 +330,8 @@ def run_point(cl, a, mode, q):
     pred, inb, nodes = None, 0.0, []
     pm = cl.postmaster_pid()
     for _ in range(a.runs):
+        if a.quiet_wait > 0:
+            wait_for_quiet(a)
         c0, b0, t0 = tree_cpu_s(pm), machine_busy_s(), time.time()
         out = cl.psql(sql, db=a.db)
         wall = time.time() - t0
@@ -401,6 +415,10 @@ def main():
     ap.add_argument("--db", default="scaling")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--tag", default="", help="suffix of the result files")
+    ap.add_argument("--quiet-wait", type=float, default=0.0,
+                    help="before each run, wait up to this many seconds for the shared machine "
+                         "to be quiet (fewer than --quiet busy cores)")
+    ap.add_argument("--quiet", type=float, default=0.5)
     ap.add_argument("--calibrate", action="store_true",
                     help="measure the host's per-row costs of the plan model (HOST_NS) and exit")
     a = ap.parse_args()
