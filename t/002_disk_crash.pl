@@ -1,7 +1,8 @@
 # A disk daemon killed with SIGKILL during a scan: the backend survives, the
 # query fails with a clear error naming the disk, the launcher restarts the
-# daemon and the next query returns the right answer.  Also: query cancel
-# and statement_timeout during a pushed-down scan.
+# daemon and the next query returns the right answer; during a parallel
+# scan, the query fails naming the disk or returns the right answer.  Also:
+# query cancel and statement_timeout during a pushed-down scan.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -57,9 +58,12 @@ for (1 .. 100)
 }
 is(scalar(@pids), 4, 'the launcher runs 4 disk daemons');
 
-# a slow scan (many rows shipped) so that the kill lands mid-scan
+# a slow scan (many rows shipped) so that the kill lands mid-scan; no
+# workers, so that one process holds every disk's stream (a parallel scan
+# claims work items as it goes: see below)
 my $h = $node->background_psql('postgres', on_error_stop => 0);
 $h->query_safe("SET active_pg.force_pushdown = on");
+$h->query_safe("SET max_parallel_workers_per_gather = 0");
 $h->query_until(qr/started/, q{
 \echo started
 SELECT count(*) FROM big WHERE id % 1000 <> 0 OR pg_sleep(0.01) IS NOT NULL;
@@ -85,6 +89,46 @@ ok($restarted, 'the launcher restarted the killed disk');
 is($node->safe_psql('postgres',
 	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
 	$expected, 'the next query is correct');
+
+# a disk killed during a parallel scan (Gather's participants claim work
+# items, each a share of one disk's stripes): an item that was streaming
+# fails the query naming the disk; items claimed later connect to the
+# restarted daemon.  Either way, never a wrong answer.
+my $parallel = q{
+SET active_pg.force_pushdown = on;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET active_pg.stripe_pages = 1;
+};
+# a join makes the parallel plan pay; the filtered side is the slow one
+my $slow = "SELECT count(*), sum(a.id) FROM big a JOIN big b USING (id) WHERE a.id % 3 = 0 "
+  . "AND (a.id % 1000 <> 0 OR pg_sleep(0.01) IS NOT NULL)";
+like($node->safe_psql('postgres', $parallel . "EXPLAIN (COSTS OFF) $slow"),
+	qr/Parallel Custom Scan \(ActiveScan\)/, 'the slow scan is a parallel ActiveScan');
+is($node->safe_psql('postgres', $parallel . $slow), $expected, 'parallel result before the crash');
+@pids = disk_pids();
+$h = $node->background_psql('postgres', on_error_stop => 0);
+$h->query_safe($parallel);
+$h->query_until(qr/started/, "\\echo started\n$slow;\n");
+usleep(200_000);
+kill 'KILL', $pids[2];
+$out = $h->query("SELECT 'after'");
+$err = $h->{stderr};
+$h->quit;
+ok($err =~ /active_pg disk \d+/i || $out =~ /^\Q$expected\E\n/,
+	'a parallel scan losing a disk fails naming it or returns the right answer')
+  or diag("stdout: $out\nstderr: $err");
+$restarted = 0;
+for (1 .. 100)
+{
+	my @now = disk_pids();
+	if (@now == 4 && !grep { $_ == $pids[2] } @now) { $restarted = 1; last; }
+	usleep(100_000);
+}
+ok($restarted, 'the launcher restarted the disk killed during the parallel scan');
+is($node->safe_psql('postgres', $parallel . $slow), $expected, 'the next parallel query is correct');
 
 # statement_timeout cancels a pushed-down scan cleanly
 my ($ret, $stdout, $stderr) = $node->psql('postgres', q{
