@@ -45,8 +45,11 @@ cluster's processes (postmaster tree: backend, disks) really used during
 the query, in cores; a point where that reaches 85% of the cores is marked
 CPU-bound: there the disks also queue for the real CPU and the emulation is
 not faithful.  The machine is shared: the busy cores of the whole machine
-(/proc/stat) are recorded too, and a point measured while other work kept
-the machine busy is marked noisy.
+(/proc/stat) are recorded per run too.  A run during which other work used
+15% of the cores or more is not quiet: other processes take the CPU the
+emulated disks' wake-ups need.  A point's time is the median of its quiet
+runs (--quiet-wait waits for quiet moments), or of all runs, marked noisy,
+if none was quiet.
 
 Usage (started by bench/tpcd/scaling, which prepares the venv):
   scaling.py [--disks 1,2,4,8,16] [--media 15] [--cpu-ratio 0.25]
@@ -264,11 +267,32 @@ def walk(plan):
         yield from walk(p)
 
 
-def plan_model(plan):
+def readahead_s(n, stripe_pages):
+    """Seconds of reading model.c credits a scan for the read-ahead its drives'
+    buckets hold when it starts on idle drives (model.c's
+    ap_emulated_read_s: one stripe unit, at least 50 ms of the rate)."""
+    r_d = n.get("Model Media Rate", 0.0)
+    if r_d <= 0:
+        return 0.0
+    unit = stripe_pages * 8192.0
+    credit = min(max(unit, 0.05 * r_d), r_d)
+    pages = n.get("Model Bytes In", 0.0) / 8192.0
+    d = max(n.get("Disks", 1), 1)
+    busiest = min(pages, math.ceil(math.ceil(pages / stripe_pages) / d) * stripe_pages) * 8192.0
+    return min(busiest, credit) / r_d
+
+
+def plan_model(plan, stripe_pages=32):
     """Predicted seconds of a plan (see the module docstring), and the
-    pipelines as (scan time, host share + join work) pairs."""
+    pipelines as [scan time, host share + join work] pairs.
+
+    model.c predicts each scan as if it started on idle drives, whose media
+    buckets hold a unit of read-ahead; the scans of one plan follow each
+    other (or overlap) on the same drives, so only the first gets it: every
+    later pushed-down scan is charged its read-ahead back."""
     phases = []                 # [scan seconds, host seconds] per pipeline
     serial = [0.0]
+    pushed = [0]
 
     def work(phase, ns):
         if phase is None:
@@ -284,7 +308,15 @@ def plan_model(plan):
         kind = n["Node Type"]
         if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS:
             host = 0.0 if n["Custom Plan Provider"] == "ActiveAgg" else n.get("Model Host Time", 0.0)
-            phases.append([n.get("Model Active Time", 0.0), host])
+            t = n.get("Model Active Time", 0.0)
+            if pushed[0] > 0:
+                # only where reading is what bounds the scan
+                rd = n.get("Model Disk Read Time", 0.0)
+                other = max(n.get("Model Disk CPU Time", 0.0), n.get("Model Interconnect Time", 0.0),
+                            n.get("Model Host Time", 0.0))
+                t += max(rd + readahead_s(n, stripe_pages) - other, 0.0) - max(rd - other, 0.0)
+            pushed[0] += 1
+            phases.append([t, host])
             return len(phases) - 1
         if not kids:
             # a scan on the host (not pushed down): its rows as host work
@@ -320,14 +352,30 @@ def plan_model(plan):
     return sum(max(s, h) for s, h in phases) + serial[0], phases
 
 
+def compact_plan(n):
+    """What plan_model reads of a plan (kept in the results to recompute it)."""
+    c = {k: v for k, v in n.items() if k.startswith("Model") or
+         k in ("Node Type", "Custom Plan Provider", "Relation Name", "Disks", "Plan Rows",
+               "Actual Rows")}
+    if n.get("Plans"):
+        c["Plans"] = [compact_plan(k) for k in n["Plans"]]
+    return c
+
+
+def quiet_run(cluster, machine, cores):
+    """Was a run measured while other work left the machine alone?"""
+    return machine - cluster < (1 - FAITHFUL_CPU) * cores and machine < BUSY_MACHINE * cores
+
+
 def run_point(cl, a, mode, q):
-    """Median execution time (s), the model's prediction (s; None if a
-    pushed-down node carries none), the bytes scanned, and the cores the
-    cluster and the machine used during the runs."""
+    """Execution time (s): the median of the runs measured while the shared
+    machine was quiet, or of all runs if none was (a noisy point); the
+    model's prediction (s; None if a pushed-down node carries none), the
+    bytes scanned, and the cores the cluster and the machine used."""
     sql = SESSION + QUERY_SESSION[q] + "SET active_pg.scan_mode = '%s'; " % mode + \
         "EXPLAIN (ANALYZE, VERBOSE, TIMING OFF, FORMAT JSON) " + QUERIES[q]
     times, cl_cores, busy = [], [], []
-    pred, inb, nodes = None, 0.0, []
+    pred, inb, nodes, phases, last_plan = None, 0.0, [], [], {}
     pm = cl.postmaster_pid()
     for _ in range(a.runs):
         if a.quiet_wait > 0:
@@ -337,19 +385,27 @@ def run_point(cl, a, mode, q):
         wall = time.time() - t0
         c1, b1 = tree_cpu_s(pm), machine_busy_s()
         j = json.loads(out[out.index("["):])
+        last_plan = j[0]["Plan"]
         times.append(j[0]["Execution Time"] / 1000.0)
         # psql's connection and planning are in the wall time, at most a few ms
         cl_cores.append((c1 - c0) / wall)
         busy.append((b1 - b0) / wall)
         nodes = [n for n in walk(j[0]["Plan"]) if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS]
         if nodes and all("Model Active Time" in n for n in nodes):
-            pred, _ = plan_model(j[0]["Plan"])
+            pred, phases = plan_model(j[0]["Plan"], a.stripe_pages)
         # bytes in: the model's, else what the disks read (ANALYZE)
         inb = sum(n.get("Model Bytes In", n.get("Disk Bytes Read", 0.0)) for n in nodes)
-    return dict(seconds=statistics.median(times), runs=times, predicted=pred, bytes_in=inb,
-                cluster_cores=statistics.median(cl_cores), machine_cores=statistics.median(busy),
-                plan=[n.get("Custom Plan Provider") + (" on " + n.get("Relation Name", "?"))
-                      for n in nodes])
+    cores = os.cpu_count() or 1
+    quiet = [i for i in range(len(times)) if quiet_run(cl_cores[i], busy[i], cores)]
+    use = quiet if quiet else list(range(len(times)))
+    return dict(seconds=statistics.median([times[i] for i in use]), runs=times,
+                quiet_runs=len(quiet), predicted=pred, bytes_in=inb,
+                cluster_cores=statistics.median([cl_cores[i] for i in use]),
+                machine_cores=statistics.median([busy[i] for i in use]),
+                run_cluster_cores=cl_cores, run_machine_cores=busy,
+                phases=phases, plan=compact_plan(last_plan),
+                pushed=[n.get("Custom Plan Provider") + (" on " + n.get("Relation Name", "?"))
+                        for n in nodes])
 
 
 # ---------------- calibration of HOST_NS ----------------
@@ -432,6 +488,7 @@ def main():
     cl = Cluster(a)
     cl.ensure()
     load(cl, a, sorted({t for q in QUERIES for t in TABLES[q]}))
+    a.stripe_pages = int(cl.psql("SHOW active_pg.stripe_pages", db=a.db))
     if a.calibrate:
         calibrate(cl, a, queries)
         return
@@ -451,8 +508,7 @@ def main():
                 r["mbps"] = r["bytes_in"] / r["seconds"] / 2**20
                 r["pred_mbps"] = r["bytes_in"] / r["predicted"] / 2**20 if r["predicted"] else None
                 r["cpu_bound"] = r["cluster_cores"] >= FAITHFUL_CPU * cores
-                r["noisy"] = r["machine_cores"] - r["cluster_cores"] >= (1 - FAITHFUL_CPU) * cores \
-                    or r["machine_cores"] >= BUSY_MACHINE * cores
+                r["noisy"] = r["quiet_runs"] == 0
                 res.append(r)
                 log("d=%2d %-11s %-6s %7.3f s %6.1f MB/s  model %7.3f s %6.1f MB/s  cpu %.2f machine %.2f%s%s"
                     % (d, q, mode, r["seconds"], r["mbps"], r["predicted"] or 0, r["pred_mbps"] or 0,
@@ -501,23 +557,28 @@ def write(a, res, disks, queries, cores):
     lines = ["# Scaling: throughput vs number of disks (issue 7)", "",
              "Emulated drives: media %d MB/s per disk, disk CPU %.2f x host, interconnect %d MB/s "
              "(shared, enforced at the host); lineitem %d rows (+ part, partsupp, supplier, nation "
-             "and the matching orders for the joins); %d cores; median of %d runs (spread = "
-             "(max - min) / median); throughput = heap bytes scanned / execution time.  Model = extension/model.c's predictions from "
+             "and the matching orders for the joins); %d cores; %d runs per point, measured s = "
+             "the median of the quiet runs (other work on the shared machine under %.1f cores "
+             "during the run; quiet = how many), or of all runs if none was (noisy); spread = "
+             "(max - min) / median of all runs; throughput = heap bytes scanned / execution time.  Model = extension/model.c's predictions from "
              "EXPLAIN (VERBOSE) of the same plan, combined over the plan by bench/tpcd/scaling.py's "
              "plan_model (pipelines driven by one scan each, host join work from the plan's "
              "estimated rows).  cpu = cores the cluster (backend and disks) really used during the "
              "query; machine = busy cores of the whole (shared) machine.  static = d x cpu ratio + 1 "
              "<= cores (faithful even if every disk were CPU-bound)."
-             % (a.media, a.cpu_ratio, a.interconnect, a.rows, cores, a.runs), "",
-             "| query | disks | mode | measured s | spread | model s | measured MB/s | model MB/s "
-             "| error | cpu | machine | static | faithful |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             % (a.media, a.cpu_ratio, a.interconnect, a.rows, cores, a.runs,
+                (1 - FAITHFUL_CPU) * cores), "",
+             "| query | disks | mode | measured s | quiet | spread | model s | measured MB/s "
+             "| model MB/s | error | cpu | machine | static | faithful |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in res:
         err = (r["predicted"] - r["seconds"]) / r["seconds"] * 100 if r["predicted"] else float("nan")
         r["error"] = err
         spread = (max(r["runs"]) - min(r["runs"])) / r["seconds"] * 100
-        lines.append("| %s | %d | %s | %.3f | %.0f%% | %.3f | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %s | %s |"
-                     % (r["query"], r["disks"], r["mode"], r["seconds"], spread, r["predicted"] or 0,
+        lines.append("| %s | %d | %s | %.3f | %d/%d | %.0f%% | %.3f | %.1f | %.1f | %+.0f%% | %.2f | %.2f "
+                     "| %s | %s |"
+                     % (r["query"], r["disks"], r["mode"], r["seconds"], r["quiet_runs"],
+                        len(r["runs"]), spread, r["predicted"] or 0,
                         r["mbps"], r["pred_mbps"] or 0, err, r["cluster_cores"], r["machine_cores"],
                         "yes" if r["static_faithful"] else "no",
                         "no (CPU-bound)" if r["cpu_bound"] else
