@@ -727,9 +727,12 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	add_path(joinrel, &hpath->jpath.path);
 }
 
-/* Does path (a small side's) contain a Gather?  Walks the join tree. */
+/*
+ * Does path (a join result's) hold what a filter's child must not: a Gather,
+ * or a filter whose own small side is a join result?  Walks the join tree.
+ */
 static bool
-ap_bloom_has_gather(Path *path)
+ap_bloom_child_refused(Path *path)
 {
 	check_stack_depth();
 	switch (nodeTag(path))
@@ -740,19 +743,31 @@ ap_bloom_has_gather(Path *path)
 		case T_NestPath:
 		case T_MergePath:
 		case T_HashPath:
-			return ap_bloom_has_gather(((JoinPath *) path)->outerjoinpath) ||
-				ap_bloom_has_gather(((JoinPath *) path)->innerjoinpath);
+			return ap_bloom_child_refused(((JoinPath *) path)->outerjoinpath) ||
+				ap_bloom_child_refused(((JoinPath *) path)->innerjoinpath);
 		case T_MaterialPath:
-			return ap_bloom_has_gather(((MaterialPath *) path)->subpath);
+			return ap_bloom_child_refused(((MaterialPath *) path)->subpath);
 		case T_MemoizePath:
-			return ap_bloom_has_gather(((MemoizePath *) path)->subpath);
+			return ap_bloom_child_refused(((MemoizePath *) path)->subpath);
 		case T_UniquePath:
-			return ap_bloom_has_gather(((UniquePath *) path)->subpath);
+			return ap_bloom_child_refused(((UniquePath *) path)->subpath);
 		case T_ProjectionPath:
-			return ap_bloom_has_gather(((ProjectionPath *) path)->subpath);
+			return ap_bloom_child_refused(((ProjectionPath *) path)->subpath);
 		case T_SortPath:
 		case T_IncrementalSortPath:
-			return ap_bloom_has_gather(((SortPath *) path)->subpath);
+			return ap_bloom_child_refused(((SortPath *) path)->subpath);
+		case T_CustomPath:
+			if (((CustomPath *) path)->methods == &ap_bloom_path_methods)
+			{
+				ApBloomPath *bp = (ApBloomPath *) path;
+
+				for (int l = 0; l < bp->nlevels; l++)
+				{
+					if (bp->levels[l].small->reloptkind != RELOPT_BASEREL)
+						return true;
+				}
+			}
+			return false;
 		default:
 			return false;
 	}
@@ -766,6 +781,9 @@ ap_bloom_has_gather(Path *path)
  * planned twice), no volatile clause (a second run could return other rows),
  * no lateral reference, no parameterization and no Gather (one plan may run
  * its parallel workers once at a time, and the child would start its own).
+ * A join result's path may itself carry filters of tables, not of other join
+ * results: every join result a plan runs twice doubles what lies below it,
+ * and nesting them would double it again at each level.
  */
 static bool
 ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
@@ -793,7 +811,7 @@ ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 			contain_volatile_functions((Node *) rel->joininfo))
 			return false;
 	}
-	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_has_gather(small->cheapest_total_path))
+	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_child_refused(small->cheapest_total_path))
 		return false;
 	return true;
 }
