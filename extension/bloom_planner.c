@@ -10,7 +10,7 @@
  * only has to be conservative: a row it drops must be one that cannot join.
  *
  * When a filter is offered.  For an equi-join between a big side holding a
- * base relation B with an ActiveScan path and a base relation S (small):
+ * base relation B with an ActiveScan path and a small side S:
  *	- the join type lets the big side lose its non-joining rows: INNER, SEMI
  *	  (either side), the nullable side of LEFT/RIGHT.  Never the preserved
  *	  side of an outer join, never either side of an anti or full join;
@@ -20,10 +20,14 @@
  *	  ap_bloom.h normalizes: integers in any mix, numeric, date, text/varchar
  *	  and bpchar, the latter two only under a deterministic collation; the B
  *	  side of each is a column, the small side any non-volatile expression;
- *	- the small side is a table (not a subquery, whose path belongs to its
- *	  own planner run and cannot be planned twice) whose rows are the ones
- *	  the join sees: no volatile restriction, no lateral reference, an
- *	  unparameterized path.
+ *	- the small side is a table, or a join of tables (a join result:
+ *	  active_pg.bloom_join_results), whose rows are the ones the join sees
+ *	  (ap_bloom_small_ok: no subquery, whose path belongs to its own planner
+ *	  run and cannot be planned twice, no volatile clause, no lateral
+ *	  reference, an unparameterized path, no Gather), and is estimated no
+ *	  larger than B (a filter spares B's scan; one built from a larger input
+ *	  hardly pays);
+ *	- the keys come from bloom_keys.c.
  * The child runs the small side's cheapest path a second time (the join reads
  * it too): cheap when it is small, and costed.
  *
@@ -348,6 +352,14 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	ApBloomPath *bp;
 	HashPath   *hpath;
 
+	/*
+	 * The small side is not larger than the table whose scan it filters: the
+	 * filter is meant to spare the scan of the big table, and one built from
+	 * a larger input than it saves (orders filtered by all of lineitem's
+	 * keys) hardly ever pays, even where force_bloom would take it.
+	 */
+	if (small->rows > b->tuples)
+		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);
 	for (int l = 0; prev != NULL && l < prev->nlevels; l++)
@@ -356,7 +368,7 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 			allow_ec = false;
 	}
 	nkeys = ApBloomJoinKeys(joinrel, jointype, extra->restrictlist, bigrel, b, small,
-						  allow_ec, keys);
+							allow_ec, keys);
 	if (nkeys == 0)
 		return;
 
@@ -365,7 +377,7 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
 	top.entry = ApBloomPrivate(ApBloomLabel(root, b, small, keys, nkeys), keys, nkeys,
-								 nd_small);
+							   nd_small);
 	top.child = small->cheapest_total_path;
 	top.nkeys = nkeys;
 	top.joinrel = joinrel;
