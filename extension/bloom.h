@@ -19,6 +19,7 @@
 
 #include "commands/explain.h"
 #include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
 
 #include "ap_bloom.h"
 
@@ -57,6 +58,37 @@ typedef enum ApBloomPrivIndex
 
 /* ---------- bloom_planner.c ---------- */
 void		ApBloomPlannerInit(void);
+
+/* ---------- bloom_keys.c (the planner's keys, labels and estimates) ---------- */
+
+/* One key column pair of a candidate filter. */
+typedef struct ApBloomKey
+{
+	AttrNumber	attno;			/* big table's column */
+	ApTypeKind	kind;			/* its kind */
+	Expr	   *small_expr;		/* small side expression */
+	ApTypeKind	small_kind;
+} ApBloomKey;
+
+/*
+ * The keys (at most AP_BLOOM_KEYS_MAX, into keys) a filter on table b, within
+ * the big side bigrel, can take from the join of bigrel and small; allow_ec
+ * lets a clause through an equivalence class stand for b's column.
+ */
+int			ApBloomJoinKeys(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
+							RelOptInfo *bigrel, RelOptInfo *b, RelOptInfo *small,
+							bool allow_ec, ApBloomKey *keys);
+/* Hash clauses of outerrel JOIN innerrel as hash_inner_and_outer picks them. */
+List	   *ApBloomHashClauses(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
+							   RelOptInfo *outerrel, RelOptInfo *innerrel);
+/* EXPLAIN label: "l_orderkey IN orders.o_orderkey of (orders JOIN customer)". */
+char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
+						 ApBloomKey *keys, int nkeys);
+/* A filter's custom_private entry (ApBloomPrivIndex), then the small exprs. */
+List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys);
+/* Share of b's rows a filter of small's keys keeps; *nd_small its keys. */
+double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+							   ApBloomKey *keys, int nkeys, double *nd_small);
 
 /* ---------- bloom_exec.c: sizing, shared with the planner and EXPLAIN ---------- */
 

@@ -10,7 +10,7 @@
  * only has to be conservative: a row it drops must be one that cannot join.
  *
  * When a filter is offered.  For an equi-join between a big side holding a
- * base relation B with an ActiveScan path and a base relation S (small):
+ * base relation B with an ActiveScan path and a small side S:
  *	- the join type lets the big side lose its non-joining rows: INNER, SEMI
  *	  (either side), the nullable side of LEFT/RIGHT.  Never the preserved
  *	  side of an outer join, never either side of an anti or full join;
@@ -20,10 +20,14 @@
  *	  ap_bloom.h normalizes: integers in any mix, numeric, date, text/varchar
  *	  and bpchar, the latter two only under a deterministic collation; the B
  *	  side of each is a column, the small side any non-volatile expression;
- *	- the small side is a table (not a subquery, whose path belongs to its
- *	  own planner run and cannot be planned twice) whose rows are the ones
- *	  the join sees: no volatile restriction, no lateral reference, an
- *	  unparameterized path.
+ *	- the small side is a table, or a join of tables (a join result:
+ *	  active_pg.bloom_join_results), whose rows are the ones the join sees
+ *	  (ap_bloom_small_ok: no subquery, whose path belongs to its own planner
+ *	  run and cannot be planned twice, no volatile clause, no lateral
+ *	  reference, an unparameterized path, no Gather), and is estimated no
+ *	  larger than B (a filter spares B's scan; one built from a larger input
+ *	  hardly pays);
+ *	- the keys come from bloom_keys.c.
  * The child runs the small side's cheapest path a second time (the join reads
  * it too): cheap when it is small, and costed.
  *
@@ -88,15 +92,6 @@
 #define AP_BLOOM_FORCE_COST_FACTOR	1e-6
 /* Do not bother with a filter expected to keep more than this share of rows. */
 #define AP_BLOOM_USEFUL_SEL			0.9
-
-/* One key column pair of a candidate filter. */
-typedef struct ApBloomKey
-{
-	AttrNumber	attno;			/* big side column */
-	ApTypeKind	kind;			/* its kind */
-	Expr	   *small_expr;		/* small side expression */
-	ApTypeKind	small_kind;
-} ApBloomKey;
 
 /*
  * One level of a chain: the filter of S_l's keys on B's scan and the Hash
@@ -213,331 +208,6 @@ ap_bloom_chain_of(Path *path)
 	return NULL;
 }
 
-/* Key families: which kinds may meet under which comparison. */
-static bool
-ap_bloom_kind_fits(ApCmp cmp, ApTypeKind kind)
-{
-	switch (cmp)
-	{
-		case AP_CMP_INT:
-			return kind == AP_TYPE_INT2 || kind == AP_TYPE_INT4 || kind == AP_TYPE_INT8;
-		case AP_CMP_NUMERIC:
-			return kind == AP_TYPE_NUMERIC;
-		case AP_CMP_DATE:
-			return kind == AP_TYPE_DATE;
-		case AP_CMP_TEXT:
-			return kind == AP_TYPE_TEXT || kind == AP_TYPE_VARCHAR;
-		case AP_CMP_BPCHAR:
-			return kind == AP_TYPE_BPCHAR;
-		default:
-			return false;
-	}
-}
-
-/* The column under binary-compatible relabelings, or NULL. */
-static Var *
-ap_bloom_column(Expr *expr)
-{
-	while (expr && IsA(expr, RelabelType))
-		expr = ((RelabelType *) expr)->arg;
-	if (expr && IsA(expr, Var) && ((Var *) expr)->varattno > 0 &&
-		((Var *) expr)->varlevelsup == 0)
-		return (Var *) expr;
-	return NULL;
-}
-
-/*
- * A column of B equal to the other side of rinfo through rinfo's
- * equivalence class, or NULL.  Only plain members of an intact class that
- * no outer join nulls.
- */
-static Expr *
-ap_bloom_ec_member(RestrictInfo *rinfo, RelOptInfo *b)
-{
-	EquivalenceClass *ec = rinfo->parent_ec;
-	ListCell   *lc;
-
-	if (ec == NULL)
-		return NULL;
-	while (ec->ec_merged != NULL)
-		ec = ec->ec_merged;
-	if (ec->ec_has_volatile || ec->ec_broken || ec->ec_below_outer_join || ec->ec_has_const)
-		return NULL;
-	foreach(lc, ec->ec_members)
-	{
-		EquivalenceMember *em = lfirst_node(EquivalenceMember, lc);
-
-		if (em->em_is_child || em->em_is_const || !bms_is_empty(em->em_nullable_relids))
-			continue;
-		if (!bms_equal(em->em_relids, b->relids))
-			continue;
-		if (ap_bloom_column(em->em_expr) != NULL)
-			return em->em_expr;
-	}
-	return NULL;
-}
-
-/*
- * Is rinfo an equality the filter can use between B (within the big side
- * bigrel) and small?  Fills key on success.  With allow_ec, a clause naming
- * another member of bigrel may stand for B's column of its equivalence class.
- */
-static bool
-ap_bloom_clause_key(RestrictInfo *rinfo, RelOptInfo *bigrel, RelOptInfo *b,
-					RelOptInfo *small, bool allow_ec, ApBloomKey *key)
-{
-	OpExpr	   *op;
-	Expr	   *big_expr;
-	Relids		big_side;
-	Var		   *var;
-	ApOp		apop;
-	ApCmp		cmp;
-
-	if (!rinfo->can_join || !IsA(rinfo->clause, OpExpr))
-		return false;
-	op = (OpExpr *) rinfo->clause;
-	if (list_length(op->args) != 2 || op->opretset)
-		return false;
-	if (bms_is_subset(rinfo->right_relids, small->relids) &&
-		!bms_is_empty(rinfo->right_relids) &&
-		bms_is_subset(rinfo->left_relids, bigrel->relids))
-	{
-		big_expr = linitial(op->args);
-		big_side = rinfo->left_relids;
-		key->small_expr = lsecond(op->args);
-	}
-	else if (bms_is_subset(rinfo->left_relids, small->relids) &&
-			 !bms_is_empty(rinfo->left_relids) &&
-			 bms_is_subset(rinfo->right_relids, bigrel->relids))
-	{
-		big_expr = lsecond(op->args);
-		big_side = rinfo->right_relids;
-		key->small_expr = linitial(op->args);
-	}
-	else
-		return false;
-
-	set_opfuncid(op);
-	if (!ApLookupOperator(op->opfuncid, &apop, &cmp) || apop != AP_OP_EQ)
-		return false;
-	/* text and bpchar equality are bytewise only under deterministic collations */
-	if ((cmp == AP_CMP_TEXT || cmp == AP_CMP_BPCHAR) &&
-		(!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid)))
-		return false;
-
-	var = bms_is_subset(big_side, b->relids) ? ap_bloom_column(big_expr) : NULL;
-	if (var == NULL && allow_ec)
-	{
-		Expr	   *member = ap_bloom_ec_member(rinfo, b);
-
-		var = member != NULL ? ap_bloom_column(member) : NULL;
-	}
-	if (var == NULL || !bms_is_member(var->varno, b->relids))
-		return false;
-	key->attno = var->varattno;
-	key->kind = ApTypeKindOf(var->vartype);
-	key->small_kind = ApTypeKindOf(exprType((Node *) key->small_expr));
-	if (!ap_bloom_kind_fits(cmp, key->kind) || !ap_bloom_kind_fits(cmp, key->small_kind))
-		return false;
-	if (contain_volatile_functions((Node *) key->small_expr) ||
-		contain_subplans((Node *) key->small_expr))
-		return false;
-	return true;
-}
-
-/* Collect the filter's keys from the join clauses; returns how many. */
-static int
-ap_bloom_keys(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
-			  RelOptInfo *bigrel, RelOptInfo *b, RelOptInfo *small, bool allow_ec,
-			  ApBloomKey *keys)
-{
-	int			nkeys = 0;
-	ListCell   *lc;
-
-	foreach(lc, restrictlist)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		ApBloomKey	key;
-		bool		dup = false;
-
-		/* an outer join's WHERE clauses do not decide what joins */
-		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
-			continue;
-		if (nkeys == AP_BLOOM_KEYS_MAX ||
-			!ap_bloom_clause_key(rinfo, bigrel, b, small, allow_ec, &key))
-			continue;
-		for (int i = 0; i < nkeys; i++)
-		{
-			if (keys[i].attno == key.attno && equal(keys[i].small_expr, key.small_expr))
-				dup = true;
-		}
-		if (!dup)
-			keys[nkeys++] = key;
-	}
-	return nkeys;
-}
-
-/*
- * Hash clauses for outerrel/innerrel as hash_inner_and_outer (joinpath.c)
- * picks them, with outer_is_left set.
- */
-static List *
-ap_bloom_hashclauses(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
-					 RelOptInfo *outerrel, RelOptInfo *innerrel)
-{
-	List	   *hashclauses = NIL;
-	ListCell   *lc;
-
-	foreach(lc, restrictlist)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-
-		if (IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
-			continue;
-		if (!rinfo->can_join || rinfo->hashjoinoperator == InvalidOid)
-			continue;
-		if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
-			bms_is_subset(rinfo->right_relids, innerrel->relids))
-			rinfo->outer_is_left = true;
-		else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
-				 bms_is_subset(rinfo->right_relids, outerrel->relids))
-			rinfo->outer_is_left = false;
-		else
-			continue;
-		hashclauses = lappend(hashclauses, rinfo);
-	}
-	return hashclauses;
-}
-
-/* "rel.col" for a small side expression, or a deparsed-ish fallback. */
-static char *
-ap_bloom_small_name(PlannerInfo *root, Expr *expr)
-{
-	Var		   *var = ap_bloom_column(expr);
-	RangeTblEntry *rte;
-
-	if (var == NULL)
-		return pstrdup("(expression)");
-	rte = planner_rt_fetch(var->varno, root);
-	if (rte->rtekind == RTE_RELATION)
-		return psprintf("%s.%s", rte->eref->aliasname,
-						get_attname(rte->relid, var->varattno, false));
-	return psprintf("%s.%s", rte->eref->aliasname,
-					strVal(list_nth(rte->eref->colnames, var->varattno - 1)));
-}
-
-/*
- * EXPLAIN label: "l_partkey IN part.p_partkey", "(a, b) IN (t.x, t.y)",
- * "l_orderkey IN orders.o_orderkey of (orders JOIN customer)".
- */
-static char *
-ap_bloom_label(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *keys,
-			   int nkeys)
-{
-	RangeTblEntry *rte = planner_rt_fetch(big->relid, root);
-	StringInfoData big_str;
-	StringInfoData small_str;
-	char	   *label;
-
-	initStringInfo(&big_str);
-	initStringInfo(&small_str);
-	for (int i = 0; i < nkeys; i++)
-	{
-		appendStringInfo(&big_str, "%s%s", i > 0 ? ", " : "",
-						 get_attname(rte->relid, keys[i].attno, false));
-		appendStringInfo(&small_str, "%s%s", i > 0 ? ", " : "",
-						 ap_bloom_small_name(root, keys[i].small_expr));
-	}
-	if (nkeys == 1)
-		label = psprintf("%s IN %s", big_str.data, small_str.data);
-	else
-		label = psprintf("(%s) IN (%s)", big_str.data, small_str.data);
-	/* a join result: name its tables */
-	if (bms_membership(small->relids) == BMS_MULTIPLE)
-	{
-		StringInfoData rels;
-		int			relid = -1;
-
-		initStringInfo(&rels);
-		while ((relid = bms_next_member(small->relids, relid)) >= 0)
-			appendStringInfo(&rels, "%s%s", rels.len > 0 ? " JOIN " : "",
-							 planner_rt_fetch(relid, root)->eref->aliasname);
-		label = psprintf("%s of (%s)", label, rels.data);
-	}
-	return label;
-}
-
-/*
- * Plan-time entry of one filter (bloom.h: ApBloomPrivIndex), then the small
- * side's key expressions (the child's target list; see ap_bloom_plan_path).
- */
-static List *
-ap_bloom_private(char *label, ApBloomKey *keys, int nkeys, double est_keys)
-{
-	List	   *attnos = NIL;
-	List	   *kinds = NIL;
-	List	   *host_kinds = NIL;
-	List	   *small_exprs = NIL;
-	List	   *entry;
-
-	for (int i = 0; i < nkeys; i++)
-	{
-		attnos = lappend_int(attnos, keys[i].attno);
-		kinds = lappend_int(kinds, keys[i].kind);
-		host_kinds = lappend_int(host_kinds, keys[i].small_kind);
-		small_exprs = lappend(small_exprs, keys[i].small_expr);
-	}
-	entry = list_make5(makeString(label), attnos, kinds, host_kinds,
-					   makeFloat(psprintf("%.0f", est_keys)));
-	entry = lappend(entry, makeInteger(active_pg_bloom_max_bytes));
-	return lappend(entry, small_exprs);
-}
-
-/*
- * Share of B's rows a filter of small's keys keeps (see the file header);
- * *nd_small gets the small side's estimated distinct keys.
- */
-static double
-ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-					 ApBloomKey *keys, int nkeys, double *nd_small)
-{
-	Oid			relid = planner_rt_fetch(b->relid, root)->relid;
-	List	   *big_exprs = NIL;
-	List	   *small_exprs = NIL;
-	double		nd_big;
-	double		frac;
-	uint32		len;
-	uint32		k;
-
-	for (int i = 0; i < nkeys; i++)
-	{
-		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno,
-											   get_atttype(relid, keys[i].attno),
-											   -1, InvalidOid, 0));
-		small_exprs = lappend(small_exprs, keys[i].small_expr);
-	}
-	*nd_small = Min(estimate_num_groups(root, small_exprs, small->rows, NULL, NULL),
-					small->rows);
-	nd_big = estimate_num_groups(root, big_exprs, Max(b->rows, 1.0), NULL, NULL);
-
-	/* the small table's unrestricted distinct count is a floor (file header) */
-	if (nkeys == 1)
-	{
-		VariableStatData vardata;
-		bool		isdefault;
-		double		nd_domain;
-
-		examine_variable(root, (Node *) keys[0].small_expr, 0, &vardata);
-		nd_domain = get_variable_numdistinct(&vardata, &isdefault);
-		ReleaseVariableStats(vardata);
-		if (!isdefault)
-			nd_big = Max(nd_big, nd_domain);
-	}
-	frac = Min(1.0, *nd_small / Max(nd_big, 1.0));
-	ApBloomGeometry(*nd_small, active_pg_bloom_max_bytes, 0, &len, &k);
-	return frac + (1.0 - frac) * ap_bloom_fpr_len(*nd_small, len, k);
-}
-
 /*
  * Rows and costs of the filtered scan from the unfiltered one and its
  * filters (see the file header), and its custom_paths and custom_private.
@@ -615,7 +285,7 @@ ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows)
 	JoinCostWorkspace workspace;
 	HashPath   *hpath;
 
-	hashclauses = ap_bloom_hashclauses(lv->joinrel, lv->jointype, lv->extra.restrictlist,
+	hashclauses = ApBloomHashClauses(lv->joinrel, lv->jointype, lv->extra.restrictlist,
 									   outerrel, innerrel);
 	if (hashclauses == NIL)
 		return NULL;
@@ -684,6 +354,14 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	ApBloomPath *bp;
 	HashPath   *hpath;
 
+	/*
+	 * The small side is not larger than the table whose scan it filters: the
+	 * filter is meant to spare the scan of the big table, and one built from
+	 * a larger input than it saves (orders filtered by all of lineitem's
+	 * keys) hardly ever pays, even where force_bloom would take it.
+	 */
+	if (small->rows > b->tuples)
+		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);
 	for (int l = 0; prev != NULL && l < prev->nlevels; l++)
@@ -691,17 +369,17 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		if (prev->levels[l].jointype != JOIN_INNER)
 			allow_ec = false;
 	}
-	nkeys = ap_bloom_keys(joinrel, jointype, extra->restrictlist, bigrel, b, small,
-						  allow_ec, keys);
+	nkeys = ApBloomJoinKeys(joinrel, jointype, extra->restrictlist, bigrel, b, small,
+							allow_ec, keys);
 	if (nkeys == 0)
 		return;
 
 	memset(&top, 0, sizeof(top));
-	top.sel = ap_bloom_selectivity(root, b, small, keys, nkeys, &nd_small);
+	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small);
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
-	top.entry = ap_bloom_private(ap_bloom_label(root, b, small, keys, nkeys), keys, nkeys,
-								 nd_small);
+	top.entry = ApBloomPrivate(ApBloomLabel(root, b, small, keys, nkeys), keys, nkeys,
+							   nd_small);
 	top.child = small->cheapest_total_path;
 	top.nkeys = nkeys;
 	top.joinrel = joinrel;
@@ -729,9 +407,12 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	add_path(joinrel, &hpath->jpath.path);
 }
 
-/* Does path (a small side's) contain a Gather?  Walks the join tree. */
+/*
+ * Does path (a join result's) hold what a filter's child must not: a Gather,
+ * or a filter whose own small side is a join result?  Walks the join tree.
+ */
 static bool
-ap_bloom_has_gather(Path *path)
+ap_bloom_child_refused(Path *path)
 {
 	check_stack_depth();
 	switch (nodeTag(path))
@@ -742,19 +423,31 @@ ap_bloom_has_gather(Path *path)
 		case T_NestPath:
 		case T_MergePath:
 		case T_HashPath:
-			return ap_bloom_has_gather(((JoinPath *) path)->outerjoinpath) ||
-				ap_bloom_has_gather(((JoinPath *) path)->innerjoinpath);
+			return ap_bloom_child_refused(((JoinPath *) path)->outerjoinpath) ||
+				ap_bloom_child_refused(((JoinPath *) path)->innerjoinpath);
 		case T_MaterialPath:
-			return ap_bloom_has_gather(((MaterialPath *) path)->subpath);
+			return ap_bloom_child_refused(((MaterialPath *) path)->subpath);
 		case T_MemoizePath:
-			return ap_bloom_has_gather(((MemoizePath *) path)->subpath);
+			return ap_bloom_child_refused(((MemoizePath *) path)->subpath);
 		case T_UniquePath:
-			return ap_bloom_has_gather(((UniquePath *) path)->subpath);
+			return ap_bloom_child_refused(((UniquePath *) path)->subpath);
 		case T_ProjectionPath:
-			return ap_bloom_has_gather(((ProjectionPath *) path)->subpath);
+			return ap_bloom_child_refused(((ProjectionPath *) path)->subpath);
 		case T_SortPath:
 		case T_IncrementalSortPath:
-			return ap_bloom_has_gather(((SortPath *) path)->subpath);
+			return ap_bloom_child_refused(((SortPath *) path)->subpath);
+		case T_CustomPath:
+			if (((CustomPath *) path)->methods == &ap_bloom_path_methods)
+			{
+				ApBloomPath *bp = (ApBloomPath *) path;
+
+				for (int l = 0; l < bp->nlevels; l++)
+				{
+					if (bp->levels[l].small->reloptkind != RELOPT_BASEREL)
+						return true;
+				}
+			}
+			return false;
 		default:
 			return false;
 	}
@@ -768,6 +461,9 @@ ap_bloom_has_gather(Path *path)
  * planned twice), no volatile clause (a second run could return other rows),
  * no lateral reference, no parameterization and no Gather (one plan may run
  * its parallel workers once at a time, and the child would start its own).
+ * A join result's path may itself carry filters of tables, not of other join
+ * results: every join result a plan runs twice doubles what lies below it,
+ * and nesting them would double it again at each level.
  */
 static bool
 ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
@@ -795,7 +491,7 @@ ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 			contain_volatile_functions((Node *) rel->joininfo))
 			return false;
 	}
-	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_has_gather(small->cheapest_total_path))
+	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_child_refused(small->cheapest_total_path))
 		return false;
 	return true;
 }
