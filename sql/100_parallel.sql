@@ -179,6 +179,10 @@ FROM (SELECT scan_node(par_explain('SELECT count(*) FROM pt WHERE k < 10')->0->'
 RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT id, amount FROM pt WHERE k < 10');
 SELECT ap_check('SELECT pd.name, count(*) FROM pt JOIN pd USING (k) WHERE pt.amount > 50 GROUP BY pd.name');
+-- rescans: each execution checks its own pages again
+SET enable_material = off;
+SELECT ap_check('SELECT * FROM (SELECT count(*) AS n FROM pt WHERE k > 10) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true');
+RESET enable_material;
 RESET active_pg.scan_mode;
 
 -- a cached parallel plan run where the disks cannot be used (SERIALIZABLE):
