@@ -893,27 +893,6 @@ E_num(const unsigned char *payload, size_t n)
 	return E_const(AP_TYPE_NUMERIC, buf, len, false);
 }
 
-/* Expr: comparison op(cmp) of two arguments. */
-static ActivePg__Expr *
-E_op(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__OpExpr *o = talloc(sizeof(*o));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__OpExpr oinit = ACTIVE_PG__OP_EXPR__INIT;
-
-	*e = einit;
-	*o = oinit;
-	o->op = (uint32_t) op;
-	o->cmp = (uint32_t) cmp;
-	o->n_args = 2;
-	o->args = talloc(2 * sizeof(ActivePg__Expr *));
-	o->args[0] = a;
-	o->args[1] = b;
-	e->node_case = ACTIVE_PG__EXPR__NODE_OP;
-	e->op = o;
-	return e;
-}
 
 /* Expr: AND/OR/NOT over n arguments. */
 static ActivePg__Expr *
@@ -1110,7 +1089,7 @@ tri_leaf(ApTri t)
 			return E_null(AP_TYPE_BOOL);
 		default:
 			/* var 6 holds an external pointer: cannot be compared at the disk */
-			return E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_text(AP_TYPE_TEXT, "x"));
+			return OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_text(AP_TYPE_TEXT, "x"));
 	}
 }
 
@@ -1220,7 +1199,7 @@ six(int cmp, ActivePg__Expr *(*mk_a) (void), ActivePg__Expr *(*mk_b) (void),
 {
 	for (int op = AP_OP_EQ; op <= AP_OP_GE; op++)
 	{
-		int			r = run_filter(E_op(op, cmp, mk_a(), mk_b()));
+		int			r = run_filter(OP(op, cmp, mk_a(), mk_b()));
 
 		out[op - 1] = r == AP_TRUE ? 't' : r == AP_FALSE ? 'f' : r == AP_NULL ? 'n' : 'x';
 	}
@@ -1293,7 +1272,7 @@ MK(mk_tsmin1, E_ts(AP_TYPE_TIMESTAMP, INT64_MIN + 1))
 MK(mk_tstz5, E_ts(AP_TYPE_TIMESTAMPTZ, 5))
 MK(mk_btrue, E_bool(true))
 MK(mk_bfalse, E_bool(false))
-MK(mk_lt_true, E_op(AP_OP_LT, AP_CMP_INT, E_i4(1), E_i4(2)))
+MK(mk_lt_true, OP(AP_OP_LT, AP_CMP_INT, E_i4(1), E_i4(2)))
 
 /* numeric constants 1.5, NaN, +inf and -inf */
 static const unsigned char num_1_5[] = {0x80, 0x80, 1, 0, 0x88, 0x13};	/* short: dscale 1, weight 0, [1, 5000] */
@@ -1419,12 +1398,12 @@ test_vm_compare(void)
 		put32(cmpd + 4, 12);
 		memcpy(cmpd + 8, s, sizeof(s));
 		setval(6, cmpd, 8 + sizeof(s));
-		CHECK_EQ(run_filter(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6),
+		CHECK_EQ(run_filter(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6),
 								 E_text(AP_TYPE_TEXT, "abababababab"))), AP_TRUE);
-		CHECK_EQ(run_filter(E_op(AP_OP_LT, AP_CMP_TEXT, E_var(6),
+		CHECK_EQ(run_filter(OP(AP_OP_LT, AP_CMP_TEXT, E_var(6),
 								 E_text(AP_TYPE_TEXT, "abababababab"))), AP_FALSE);
 		put32(cmpd + 4, 12 | (1u << 30));	/* lz4: fallback */
-		CHECK_EQ(run_filter(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6),
+		CHECK_EQ(run_filter(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6),
 								 E_text(AP_TYPE_TEXT, "abababababab"))), AP_TRI_FALLBACK);
 	}
 
@@ -1506,61 +1485,61 @@ test_vm_compile(void)
 	vm_setup();
 
 	/* attribute numbers */
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(0), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(16), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(15), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(14), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(0), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(16), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(15), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(14), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
 	CHECK_EQ(compile_rc(E_nulltest(E_var(14), false), NULL, 0), AP_ERR_UNSUPPORTED);
 	CHECK_EQ(compile_rc(NULL, proj_ok, 3), 0);
 	CHECK_EQ(compile_rc(NULL, proj_bad, 2), AP_ERR_BAD_REQUEST);
 	CHECK_EQ(compile_rc(NULL, proj_dropped, 1), AP_ERR_BAD_REQUEST);
 
 	/* operators and comparison families */
-	CHECK_EQ(compile_rc(E_op(0, AP_CMP_INT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
-	CHECK_EQ(compile_rc(E_op(7, AP_CMP_INT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, 10, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, 0, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_f8(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_FLOAT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TS, E_var(9), E_var(13)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_DATE_TS, E_var(8), E_var(13)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_DATE_TS, E_var(8), E_var(8)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(7), E_var(6)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_BPCHAR, E_var(7), E_var(6)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_NUMERIC, E_var(5), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(12), E_var(6)), NULL, 0), 0);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_DATE_TS, E_var(9), E_var(8)), NULL, 0), 0);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(11), E_var(2)), NULL, 0), 0);
+	CHECK_EQ(compile_rc(OP(0, AP_CMP_INT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(7, AP_CMP_INT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, 10, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, 0, E_var(1), E_i4(1)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_f8(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_FLOAT, E_var(1), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TS, E_var(9), E_var(13)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_DATE_TS, E_var(8), E_var(13)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_DATE_TS, E_var(8), E_var(8)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(7), E_var(6)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_BPCHAR, E_var(7), E_var(6)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_NUMERIC, E_var(5), E_i4(1)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(12), E_var(6)), NULL, 0), 0);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_DATE_TS, E_var(9), E_var(8)), NULL, 0), 0);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(11), E_var(2)), NULL, 0), 0);
 	{
 		/* operator with three arguments */
-		ActivePg__Expr *e = E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_i4(1));
+		ActivePg__Expr *e = OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_i4(1));
 
 		e->op->n_args = 1;
 		CHECK_EQ(compile_rc(e, NULL, 0), AP_ERR_BAD_REQUEST);
 	}
 
 	/* constant sizes */
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT4, buf, 8, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT8, buf, 4, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT2, buf, 2, false)), NULL, 0), 0);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_null(AP_TYPE_INT4)), NULL, 0), 0);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_BOOL, E_var(10), E_const(AP_TYPE_BOOL, buf, 2, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_OTHER, buf, 4, false)), NULL, 0), AP_ERR_UNSUPPORTED);
-	CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(99, buf, 4, false)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT4, buf, 8, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT8, buf, 4, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_INT2, buf, 2, false)), NULL, 0), 0);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_null(AP_TYPE_INT4)), NULL, 0), 0);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_BOOL, E_var(10), E_const(AP_TYPE_BOOL, buf, 2, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(AP_TYPE_OTHER, buf, 4, false)), NULL, 0), AP_ERR_UNSUPPORTED);
+	CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_INT, E_var(1), E_const(99, buf, 4, false)), NULL, 0), AP_ERR_UNSUPPORTED);
 	{
 		unsigned char v[8];
 
 		v[0] = (4 << 1) | 1;	/* short header says 4 bytes */
 		memcpy(v + 1, "abcdef", 6);
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 5, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 4, false)), NULL, 0), 0);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 5, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 4, false)), NULL, 0), 0);
 		put32(v, 8u << 2);		/* 4-byte header, 8 bytes */
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 8, false)), NULL, 0), 0);
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 7, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 8, false)), NULL, 0), 0);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 7, false)), NULL, 0), AP_ERR_BAD_REQUEST);
 		put32(v, (8u << 2) | 2);	/* compressed constant */
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 8, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, ext_ptr, 18, false)), NULL, 0), AP_ERR_BAD_REQUEST);
-		CHECK_EQ(compile_rc(E_op(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 0, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 8, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, ext_ptr, 18, false)), NULL, 0), AP_ERR_BAD_REQUEST);
+		CHECK_EQ(compile_rc(OP(AP_OP_EQ, AP_CMP_TEXT, E_var(6), E_const(AP_TYPE_TEXT, v, 0, false)), NULL, 0), AP_ERR_BAD_REQUEST);
 	}
 
 	/* boolean positions */
@@ -1614,7 +1593,7 @@ test_vm_compile(void)
 		ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
 		ApProgram	prog;
 
-		msg.filter = E_op(AP_OP_LT, AP_CMP_INT, E_var(11), E_var(1));
+		msg.filter = OP(AP_OP_LT, AP_CMP_INT, E_var(11), E_var(1));
 		msg.project = (int32_t *) proj_ok;
 		msg.n_project = 2;		/* 3, 1 */
 		CHECK_EQ(ap_program_compile(&msg, &vm_desc, &prog), 0);

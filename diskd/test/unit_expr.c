@@ -167,27 +167,6 @@ N(const char *s)
 	return E_const(AP_TYPE_NUMERIC, buf, n + 4, false);
 }
 
-/* Expr: comparison. */
-static ActivePg__Expr *
-OP(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__OpExpr *o = talloc(sizeof(*o));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__OpExpr oinit = ACTIVE_PG__OP_EXPR__INIT;
-
-	*e = einit;
-	*o = oinit;
-	o->op = (uint32_t) op;
-	o->cmp = (uint32_t) cmp;
-	o->n_args = 2;
-	o->args = talloc(2 * sizeof(ActivePg__Expr *));
-	o->args[0] = a;
-	o->args[1] = b;
-	e->node_case = ACTIVE_PG__EXPR__NODE_OP;
-	e->op = o;
-	return e;
-}
 
 /* Expr: CASE WHEN c[i] THEN r[i] ... ELSE dflt END. */
 static ActivePg__Expr *
@@ -218,25 +197,6 @@ CASE(int rkind, int n, ActivePg__Expr **c, ActivePg__Expr **r, ActivePg__Expr *d
 	return e;
 }
 
-/* Expr: COALESCE of n arguments. */
-static ActivePg__Expr *
-COAL(int rkind, int n, ActivePg__Expr **args)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__CoalesceExpr *ce = talloc(sizeof(*ce));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__CoalesceExpr cinit = ACTIVE_PG__COALESCE_EXPR__INIT;
-
-	*e = einit;
-	*ce = cinit;
-	ce->n_args = (size_t) n;
-	ce->args = talloc(n * sizeof(ActivePg__Expr *));
-	memcpy(ce->args, args, n * sizeof(ActivePg__Expr *));
-	ce->result_kind = (uint32_t) rkind;
-	e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
-	e->coalesce = ce;
-	return e;
-}
 
 /* ---------------- descriptor and rendering ---------------- */
 

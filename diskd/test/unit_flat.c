@@ -333,45 +333,7 @@ str_const(int kind, const char *s)
 	return E_const(kind, buf, n + 1, false);
 }
 
-static ActivePg__Expr *
-coalesce1(int kind, ActivePg__Expr *arg)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__CoalesceExpr *ce = talloc(sizeof(*ce));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__CoalesceExpr cinit = ACTIVE_PG__COALESCE_EXPR__INIT;
 
-	*e = einit;
-	*ce = cinit;
-	ce->n_args = 1;
-	ce->args = talloc(sizeof(ActivePg__Expr *));
-	ce->args[0] = arg;
-	ce->result_kind = (uint32_t) kind;
-	e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
-	e->coalesce = ce;
-	return e;
-}
-
-static ActivePg__Expr *
-cmp_op(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__OpExpr *o = talloc(sizeof(*o));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__OpExpr oinit = ACTIVE_PG__OP_EXPR__INIT;
-
-	*e = einit;
-	*o = oinit;
-	o->op = (uint32_t) op;
-	o->cmp = (uint32_t) cmp;
-	o->n_args = 2;
-	o->args = talloc(2 * sizeof(ActivePg__Expr *));
-	o->args[0] = a;
-	o->args[1] = b;
-	e->node_case = ACTIVE_PG__EXPR__NODE_OP;
-	e->op = o;
-	return e;
-}
 
 /* The filter's answer; *fast says whether its root was specialised. */
 static ApTri
@@ -456,10 +418,10 @@ test_fast_compare(void)
 							}
 							else
 								set_str(col, strs[vi], wide);
-							fa = swap ? cmp_op(ops[oi], cmp, str_const(kind, strs[ki]), E_var(col + 1)) :
-								cmp_op(ops[oi], cmp, E_var(col + 1), str_const(kind, strs[ki]));
-							ga = swap ? cmp_op(ops[oi], cmp, coalesce1(kind, str_const(kind, strs[ki])), E_var(col + 1)) :
-								cmp_op(ops[oi], cmp, E_var(col + 1), coalesce1(kind, str_const(kind, strs[ki])));
+							fa = swap ? OP(ops[oi], cmp, str_const(kind, strs[ki]), E_var(col + 1)) :
+								OP(ops[oi], cmp, E_var(col + 1), str_const(kind, strs[ki]));
+							ga = swap ? OP(ops[oi], cmp, COAL1(kind, str_const(kind, strs[ki])), E_var(col + 1)) :
+								OP(ops[oi], cmp, E_var(col + 1), COAL1(kind, str_const(kind, strs[ki])));
 							t1 = run_filter(fa, &f1);
 							t2 = run_filter(ga, &f2);
 							CHECK(f1);
@@ -489,9 +451,9 @@ test_fast_compare(void)
 					d2 = j >= 0 ? days[j] : 0;
 					svals[2] = (ApValue) {(const unsigned char *) &d1, 4, i < 0};
 					svals[3] = (ApValue) {(const unsigned char *) &d2, 4, j < 0};
-					t1 = run_filter(cmp_op(ops[oi], AP_CMP_DATE, E_var(3), E_var(4)), &f1);
-					t2 = run_filter(cmp_op(ops[oi], AP_CMP_DATE, E_var(3),
-										   coalesce1(AP_TYPE_DATE, E_var(4))), &f2);
+					t1 = run_filter(OP(ops[oi], AP_CMP_DATE, E_var(3), E_var(4)), &f1);
+					t2 = run_filter(OP(ops[oi], AP_CMP_DATE, E_var(3),
+										   COAL1(AP_TYPE_DATE, E_var(4))), &f2);
 					CHECK(f1);
 					CHECK(!f2);
 					CHECK_EQ(t1, t2);
