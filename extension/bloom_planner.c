@@ -24,9 +24,9 @@
  *	  active_pg.bloom_join_results), whose rows are the ones the join sees
  *	  (ap_bloom_small_ok: no subquery, whose path belongs to its own planner
  *	  run and cannot be planned twice, no volatile clause, no lateral
- *	  reference, an unparameterized path, no Gather), and is estimated no
- *	  larger than B (a filter spares B's scan; one built from a larger input
- *	  hardly pays);
+ *	  reference, an unparameterized path, no Gather), and is estimated to
+ *	  return no more rows than B's scan (a filter spares that scan's output;
+ *	  one built from a larger input hardly pays);
  *	- the keys come from bloom_keys.c.
  * The child runs the small side's cheapest path a second time (the join reads
  * it too): cheap when it is small, and costed.
@@ -355,12 +355,12 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	HashPath   *hpath;
 
 	/*
-	 * The small side is not larger than the table whose scan it filters: the
-	 * filter is meant to spare the scan of the big table, and one built from
-	 * a larger input than it saves (orders filtered by all of lineitem's
-	 * keys) hardly ever pays, even where force_bloom would take it.
+	 * The small side returns no more rows than B's scan: the filter is meant
+	 * to spare that scan's output, and one built from a larger input than it
+	 * can save (orders filtered by all of lineitem's keys) hardly ever pays,
+	 * even where force_bloom would take it.
 	 */
-	if (small->rows > b->tuples)
+	if (small->rows > b->rows)
 		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);
