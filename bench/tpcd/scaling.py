@@ -54,8 +54,8 @@ if none was quiet.
 Usage (started by bench/tpcd/scaling, which prepares the venv):
   scaling.py [--disks 1,2,4,8,16] [--media 15] [--cpu-ratio 0.25]
              [--interconnect 60] [--rows 300000] [--runs 3]
-             [--queries select,aggregation,join,q9] [--quiet-wait 15]
-             [--calibrate]
+             [--queries select,aggregation,join,q9] [--quiet-wait 5]
+             [--min-quiet 3 --max-runs 15] [--calibrate]
 """
 
 import argparse
@@ -377,7 +377,10 @@ def run_point(cl, a, mode, q):
     times, cl_cores, busy = [], [], []
     pred, inb, nodes, phases, last_plan = None, 0.0, [], [], {}
     pm = cl.postmaster_pid()
-    for _ in range(a.runs):
+    cores = os.cpu_count() or 1
+    while len(times) < a.runs or \
+            (len(times) < a.max_runs and
+             sum(quiet_run(c, b, cores) for c, b in zip(cl_cores, busy)) < a.min_quiet):
         if a.quiet_wait > 0:
             wait_for_quiet(a)
         c0, b0, t0 = tree_cpu_s(pm), machine_busy_s(), time.time()
@@ -395,7 +398,6 @@ def run_point(cl, a, mode, q):
             pred, phases = plan_model(j[0]["Plan"], a.stripe_pages)
         # bytes in: the model's, else what the disks read (ANALYZE)
         inb = sum(n.get("Model Bytes In", n.get("Disk Bytes Read", 0.0)) for n in nodes)
-    cores = os.cpu_count() or 1
     quiet = [i for i in range(len(times)) if quiet_run(cl_cores[i], busy[i], cores)]
     use = quiet if quiet else list(range(len(times)))
     return dict(seconds=statistics.median([times[i] for i in use]), runs=times,
@@ -475,6 +477,9 @@ def main():
                     help="before each run, wait up to this many seconds for the shared machine "
                          "to be quiet (fewer than --quiet busy cores)")
     ap.add_argument("--quiet", type=float, default=0.5)
+    ap.add_argument("--min-quiet", type=int, default=0,
+                    help="keep running a point (up to --max-runs) until this many runs were quiet")
+    ap.add_argument("--max-runs", type=int, default=0)
     ap.add_argument("--calibrate", action="store_true",
                     help="measure the host's per-row costs of the plan model (HOST_NS) and exit")
     a = ap.parse_args()
@@ -557,7 +562,8 @@ def write(a, res, disks, queries, cores):
     lines = ["# Scaling: throughput vs number of disks (issue 7)", "",
              "Emulated drives: media %d MB/s per disk, disk CPU %.2f x host, interconnect %d MB/s "
              "(shared, enforced at the host); lineitem %d rows (+ part, partsupp, supplier, nation "
-             "and the matching orders for the joins); %d cores; %d runs per point, measured s = "
+             "and the matching orders for the joins); %d cores; %d runs per point, more (up to %d) "
+             "until %d were quiet; measured s = "
              "the median of the quiet runs (other work on the shared machine under %.1f cores "
              "during the run; quiet = how many), or of all runs if none was (noisy); spread = "
              "(max - min) / median of all runs; throughput = heap bytes scanned / execution time.  Model = extension/model.c's predictions from "
@@ -567,7 +573,7 @@ def write(a, res, disks, queries, cores):
              "query; machine = busy cores of the whole (shared) machine.  static = d x cpu ratio + 1 "
              "<= cores (faithful even if every disk were CPU-bound)."
              % (a.media, a.cpu_ratio, a.interconnect, a.rows, cores, a.runs,
-                (1 - FAITHFUL_CPU) * cores), "",
+                max(a.max_runs, a.runs), a.min_quiet, (1 - FAITHFUL_CPU) * cores), "",
              "| query | disks | mode | measured s | quiet | spread | model s | measured MB/s "
              "| model MB/s | error | cpu | machine | static | faithful |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
