@@ -112,6 +112,13 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 		if (attno > set->max_attno)
 			set->max_attno = attno;
 	}
+	{
+		ApBloomHash st;
+
+		ap_bloom_hash_init(&st, p->seed);
+		p->h0 = st.h;
+	}
+	p->int_key = p->nkeys == 1 && AP_KIND_ATTLEN(p->kinds[0]) > 0;
 	set->nfilters++;
 	return 0;
 }
@@ -162,7 +169,7 @@ ap_bloom_free(ApBloomSet *set)
 }
 
 /* A stored int2/int4/int8/date (native byte order, as in the page), widened. */
-static int64_t
+static inline int64_t
 bloom_stored_int(const unsigned char *p, int attlen)
 {
 	int16_t		i2;
@@ -238,6 +245,19 @@ bloom_verdict(ApBloomSet *set, const ApBloomProbe *p, const ApValue *values)
 {
 	ApBloomHash st;
 
+	if (p->int_key)
+	{
+		/* the words ap_bloom_key_int/_date hash, without the generic state */
+		const ApValue *v = &values[p->attnos[0] - 1];
+		uint64_t	w;
+
+		if (v->isnull)
+			return BLOOM_NULL;
+		w = (uint64_t) bloom_stored_int(v->ptr, AP_KIND_ATTLEN(p->kinds[0]));
+		return ap_bloom_probe_blocks(p->bits, p->nblocks, p->log2bits, p->nhashes,
+									 ap_bloom_mix64(ap_bloom_mix64(p->h0 ^ w) ^ 1)) ?
+			BLOOM_PASS : BLOOM_DROP;
+	}
 	ap_bloom_hash_init(&st, p->seed);
 	for (int j = 0; j < p->nkeys; j++)
 	{

@@ -164,6 +164,10 @@ ApStatus	ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *
 ApStatus	ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 							uint32_t len, const ApTupleHeader *hdr,
 							int upto, ApValue *values);
+/* The same for attributes from+1..upto when values[0..from-1] are deformed already. */
+ApStatus	ap_tuple_deform_more(const ApTupleDesc *desc, const unsigned char *tup,
+								 uint32_t len, const ApTupleHeader *hdr,
+								 int from, int upto, ApValue *values);
 
 /* ---------- varlena.c ---------- */
 /* varlena header facts (varatt.h / postgres.h, little-endian layout). */

@@ -457,7 +457,8 @@ measure_bloom_drop(Scan *s, const unsigned char *tup, uint32_t len,
 	if (i < 0)
 		return;
 	if (s->prog.max_attno > s->blooms.max_attno &&
-		ap_tuple_deform(&s->desc, tup, len, hdr, s->prog.max_attno, s->values) != AP_OK)
+		ap_tuple_deform_more(&s->desc, tup, len, hdr, s->blooms.max_attno,
+							 s->prog.max_attno, s->values) != AP_OK)
 		return;
 	if (s->prog.filter == NULL || ap_program_filter(&s->prog, s->values) == AP_TRUE)
 		s->blooms.filters[i].alone++;
@@ -551,7 +552,9 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			}
 		}
 		if (s->prog.max_attno > (s->blooms.nfilters > 0 ? s->blooms.max_attno : 0) &&
-			ap_tuple_deform(&s->desc, tup, len, hdr, s->prog.max_attno, s->values) != AP_OK)
+			ap_tuple_deform_more(&s->desc, tup, len, hdr,
+								 s->blooms.nfilters > 0 ? s->blooms.max_attno : 0,
+								 s->prog.max_attno, s->values) != AP_OK)
 		{
 			if (fallback_tid(s, blkno, off) < 0)
 				return -1;

@@ -154,31 +154,135 @@ varlena_bytes(const unsigned char *data, uint32_t off, uint32_t dlen)
 	return size <= avail ? size : 0;
 }
 
+/* Alignment in bytes by attalign code, 0 for an unknown code (one load per column). */
+static const uint8_t align_of[256] = {['c'] = 1, ['s'] = 2, ['i'] = 4, ['d'] = 8};
+
 /*
- * Deform attributes 1..upto.  Attributes beyond the tuple's own natts would
- * need the catalog's missing-value defaults, which only the host knows.
+ * The walk over attributes i..upto-1 from data offset off.  bits is the null
+ * bitmap or NULL; always inlined so the no-null walk has no bitmap tests.
+ * The short-header varlena (numerics, short strings) is tested first: it is
+ * what most variable-length values of a table look like.
+ */
+static inline __attribute__((always_inline)) ApStatus
+deform_walk(const ApTupleDesc *desc, const unsigned char *data, uint32_t dlen,
+			const unsigned char *bits, int i, int upto, uint32_t off,
+			ApValue *values)
+{
+	for (; i < upto; i++)
+	{
+		const ApColumn *col = &desc->cols[i];
+		uint32_t	am;
+		uint32_t	size;
+
+		if (bits != NULL && (bits[i >> 3] & (1u << (i & 7))) == 0)
+		{
+			values[i].ptr = NULL;
+			values[i].len = 0;
+			values[i].isnull = true;
+			continue;
+		}
+		am = (uint32_t) align_of[(unsigned char) col->attalign] - 1;
+		if (am > 7)
+			return AP_FALLBACK;
+
+		if (col->attlen == -1)
+		{
+			unsigned char b0;
+
+			if (off >= dlen)
+				return AP_FALLBACK;
+			b0 = data[off];
+			if ((b0 & 0x01) != 0 && b0 != 0x01)
+			{
+				/* short header: the size is in the first byte */
+				size = (uint32_t) b0 >> 1;
+				if (size > dlen - off)
+					return AP_FALLBACK;
+			}
+			else
+			{
+				/* a zero byte cannot start a varlena header: it is padding */
+				if (b0 == 0)
+				{
+					off = (off + am) & ~am;
+					if (off >= dlen)
+						return AP_FALLBACK;
+				}
+				size = varlena_bytes(data, off, dlen);
+				if (size == 0)
+					return AP_FALLBACK;
+			}
+		}
+		else if (col->attlen > 0)
+		{
+			off = (off + am) & ~am;
+			size = (uint32_t) col->attlen;
+			if (off > dlen || size > dlen - off)
+				return AP_FALLBACK;
+		}
+		else if (col->attlen == -2)
+		{
+			const unsigned char *nul;
+
+			off = (off + am) & ~am;
+			if (off >= dlen)
+				return AP_FALLBACK;
+			nul = memchr(data + off, 0, dlen - off);
+			if (nul == NULL)
+				return AP_FALLBACK;
+			size = (uint32_t) (nul - (data + off)) + 1;
+		}
+		else
+			return AP_FALLBACK;
+
+		values[i].ptr = data + off;
+		values[i].len = size;
+		values[i].isnull = false;
+		off += size;
+	}
+	return AP_OK;
+}
+
+/*
+ * Deform attributes from+1..upto, attributes 1..from being in values
+ * already (from 0: all of them).  Attributes beyond the tuple's own natts
+ * would need the catalog's missing-value defaults, which only the host
+ * knows.
  */
 ApStatus
-ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
-				uint32_t len, const ApTupleHeader *hdr,
-				int upto, ApValue *values)
+ap_tuple_deform_more(const ApTupleDesc *desc, const unsigned char *tup,
+					 uint32_t len, const ApTupleHeader *hdr,
+					 int from, int upto, ApValue *values)
 {
 	const unsigned char *data;
-	const unsigned char *bits = NULL;
 	uint32_t	dlen;
 	uint32_t	off = 0;
-	int			i = 0;
+	int			i = from;
 
-	if (upto < 0 || upto > desc->natts || upto > hdr->natts)
+	if (upto < 0 || upto > desc->natts || upto > hdr->natts || from < 0)
 		return AP_FALLBACK;
 	if (hdr->hoff > len)
 		return AP_FALLBACK;
+	if (from >= upto)
+		return AP_OK;
 
 	data = tup + hdr->hoff;
 	dlen = len - hdr->hoff;
+
+	/* resume after the last non-null attribute deformed so far */
+	for (int j = from - 1; j >= 0; j--)
+	{
+		if (!values[j].isnull)
+		{
+			off = (uint32_t) (values[j].ptr - data) + values[j].len;
+			break;
+		}
+	}
+
 	if (hdr->infomask & AP_HEAP_HASNULL)
-		bits = tup + AP_TUPLE_HEADER_MIN;
-	else if (desc->ncached > 0 && upto > 0)
+		return deform_walk(desc, data, dlen, tup + AP_TUPLE_HEADER_MIN, i, upto, off, values);
+
+	if (i < desc->ncached)
 	{
 		/* no nulls: the leading fixed-length attributes are at known offsets */
 		int			k = upto < desc->ncached ? upto : desc->ncached;
@@ -196,65 +300,14 @@ ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
 			off = end;
 		}
 	}
+	return deform_walk(desc, data, dlen, NULL, i, upto, off, values);
+}
 
-	for (; i < upto; i++)
-	{
-		const ApColumn *col = &desc->cols[i];
-		uint32_t	al;
-		uint32_t	size;
-
-		if (bits != NULL && (bits[i >> 3] & (1u << (i & 7))) == 0)
-		{
-			values[i].ptr = NULL;
-			values[i].len = 0;
-			values[i].isnull = true;
-			continue;
-		}
-		al = align_bytes(col->attalign);
-		if (al == 0)
-			return AP_FALLBACK;
-
-		if (col->attlen > 0)
-		{
-			off = (off + al - 1) & ~(al - 1);
-			size = (uint32_t) col->attlen;
-			if (off > dlen || size > dlen - off)
-				return AP_FALLBACK;
-		}
-		else if (col->attlen == -1)
-		{
-			if (off >= dlen)
-				return AP_FALLBACK;
-			/* a zero byte cannot start a varlena header: it is padding */
-			if (data[off] == 0)
-			{
-				off = (off + al - 1) & ~(al - 1);
-				if (off >= dlen)
-					return AP_FALLBACK;
-			}
-			size = varlena_bytes(data, off, dlen);
-			if (size == 0)
-				return AP_FALLBACK;
-		}
-		else if (col->attlen == -2)
-		{
-			const unsigned char *nul;
-
-			off = (off + al - 1) & ~(al - 1);
-			if (off >= dlen)
-				return AP_FALLBACK;
-			nul = memchr(data + off, 0, dlen - off);
-			if (nul == NULL)
-				return AP_FALLBACK;
-			size = (uint32_t) (nul - (data + off)) + 1;
-		}
-		else
-			return AP_FALLBACK;
-
-		values[i].ptr = data + off;
-		values[i].len = size;
-		values[i].isnull = false;
-		off += size;
-	}
-	return AP_OK;
+/* Deform attributes 1..upto (see ap_tuple_deform_more). */
+ApStatus
+ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,
+				uint32_t len, const ApTupleHeader *hdr,
+				int upto, ApValue *values)
+{
+	return ap_tuple_deform_more(desc, tup, len, hdr, 0, upto, values);
 }

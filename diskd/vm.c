@@ -597,6 +597,13 @@ specialise_op(ApNode *n)
 			if (k->kval.nform != AP_NF_FIXED)
 				return;
 			n->fast = FC_NUMERIC;
+			/* a coefficient within 10^18 also compares in 64-bit form (eval_fast) */
+			if (k->kval.u.fx.coef < (ap_i128) INT64_C(1000000000000000000) &&
+				k->kval.u.fx.coef > -(ap_i128) INT64_C(1000000000000000000))
+			{
+				n->fnum64 = true;
+				n->fconst = (int64_t) k->kval.u.fx.coef;
+			}
 			break;
 		case AP_CMP_BPCHAR:
 		case AP_CMP_TEXT:

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numeric_i64.h"
 #include "vm_internal.h"
 
 /* Bump-allocate n bytes, 8-aligned; NULL when the arena is full (fallback). */
@@ -433,7 +434,34 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 	else if (n->fast == FC_NUMERIC)
 	{
 		ApVal		a;
-		ApEv		r = eval_value(var, cx, &a);
+		ApEv		r;
+		int64_t		coef;
+		int			ds;
+
+		v = &cx->values[var->attno - 1];
+		if (v->isnull)
+			return AP_NULL;
+		/*
+		 * A short stored numeric of up to 16 digits against a constant whose
+		 * coefficient fits 64 bits (fnum64): both below 10^18, so scaling
+		 * either by up to 10^18 stays inside 128 bits.
+		 */
+		if (n->fnum64 && (v->ptr[0] & 0x01) != 0 && v->ptr[0] != 0x01 &&
+			ap_numeric_payload_i64(v->ptr + 1, ((uint32_t) v->ptr[0] >> 1) - 1, &coef, &ds) &&
+			ds - n->fkonst->kval.u.fx.dscale <= 18 && n->fkonst->kval.u.fx.dscale - ds <= 18)
+		{
+			ap_i128		x = coef;
+			ap_i128		k = n->fconst;
+			int			d = ds - n->fkonst->kval.u.fx.dscale;
+
+			if (d > 0)
+				k *= ap_pow10_i64[d];
+			else if (d < 0)
+				x *= ap_pow10_i64[-d];
+			c = x < k ? -1 : x > k;
+			goto decided;
+		}
+		r = eval_value(var, cx, &a);
 
 		if (r != AP_EV_VALUE)
 			return r == AP_EV_NULL ? AP_NULL : AP_TRI_FALLBACK;
@@ -471,6 +499,7 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 			c = cmp_i64(x, n->fconst);
 		}
 	}
+decided:
 	c = (c > 0) - (c < 0);
 	return ((n->fmask >> (c + 1)) & 1) ? AP_TRUE : AP_FALSE;
 }

@@ -159,6 +159,7 @@ typedef struct ApNode
 	int64_t		fconst;			/* N_OP fast integer-like: the constant, converted */
 	const struct ApNode *fvar;	/* N_OP fast: the Var argument */
 	const struct ApNode *fvar2; /* N_OP FC_INT_COLS: the second Var */
+	bool		fnum64;			/* N_OP FC_NUMERIC: fconst holds the constant's coefficient */
 	bool		fbpchar;		/* N_OP FC_STR: bpchar semantics (fconst: trimmed length) */
 	const struct ApNode *fkonst;	/* N_OP fast: the Const argument */
 	int			nargs;			/* N_CASE: cond, result pairs [+ default] */

@@ -330,6 +330,13 @@ test_tuple(void)
 	CHECK(v[1].ptr == d + 4 && v[1].len == 134);
 	CHECK(v[2].ptr == d + 138 && v[2].len == 3);
 	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 140, &h, 3, v), AP_FALLBACK);
+	/* in two steps, resuming after the long value */
+	memset(v, 0, sizeof(v));
+	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 141, &h, 2, v), AP_OK);
+	CHECK_EQ(ap_tuple_deform_more(&desc, t, 24 + 141, &h, 2, 3, v), AP_OK);
+	CHECK(v[1].ptr == d + 4 && v[1].len == 134);
+	CHECK(v[2].ptr == d + 138 && v[2].len == 3);
+	CHECK_EQ(ap_tuple_deform_more(&desc, t, 24 + 140, &h, 2, 3, v), AP_FALLBACK);
 	CHECK_EQ(ap_tuple_deform(&desc, t, 24 + 137, &h, 2, v), AP_FALLBACK);
 	/* a 4-byte header claiming less than its own size */
 	put32(d + 4, 2u << 2);
@@ -357,6 +364,13 @@ test_tuple(void)
 	CHECK_EQ(ap_tuple_deform(&desc, t, 32, &h, 3, v), AP_OK);
 	CHECK(v[1].isnull && v[1].ptr == NULL);
 	CHECK(!v[2].isnull && v[2].ptr == d + 4);
+	/* resuming after a null attribute continues from the last non-null one */
+	memset(v, 0, sizeof(v));
+	CHECK_EQ(ap_tuple_deform(&desc, t, 32, &h, 2, v), AP_OK);
+	CHECK_EQ(ap_tuple_deform_more(&desc, t, 32, &h, 2, 3, v), AP_OK);
+	CHECK(v[1].isnull && !v[2].isnull && v[2].ptr == d + 4);
+	CHECK_EQ(ap_tuple_deform_more(&desc, t, 32, &h, 3, 3, v), AP_OK);
+	CHECK_EQ(ap_tuple_deform_more(&desc, t, 32, &h, 1, 4, v), AP_FALLBACK);	/* past natts */
 	desc.ncached = 0;
 
 	/* cstring (attlen -2) and external TOAST pointer */

@@ -472,6 +472,98 @@ test_fast_compare(void)
 	printf("fast string comparisons checked: %ld\n", fast_seen);
 }
 
+/* A numeric constant of coef * 10^-dscale (4-byte varlena datum). */
+static ActivePg__Expr *
+num_const_of(__int128 coef, int dscale)
+{
+	unsigned char buf[80];
+	size_t		n = short_numeric(coef, dscale, buf + 4);
+	uint32_t	hdr = (uint32_t) (n + 4) << 2;
+
+	memcpy(buf, &hdr, 4);
+	return E_const(AP_TYPE_NUMERIC, buf, n + 4, false);
+}
+
+/* The answer of a one-comparison filter over the numeric columns. */
+static ApTri
+run_num_filter(ActivePg__Expr *e, int *fast)
+{
+	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+	ApProgram	prog;
+	ApTri		t;
+
+	msg.filter = e;
+	if (ap_program_compile(&msg, &desc, &prog) != 0)
+	{
+		CHECK(false);
+		return AP_TRI_FALLBACK;
+	}
+	*fast = prog.filter->root->fast;
+	t = ap_program_filter(&prog, vals);
+	ap_program_free(&prog);
+	return t;
+}
+
+/*
+ * A numeric column against a constant: eval_fast's 64-bit form (short
+ * stored values, constants within 10^18) and its 128-bit form must answer
+ * as the generic comparison (the constant hidden in a COALESCE), for
+ * values and constants at many scales, at the 64-bit edges and beyond.
+ */
+static void
+test_fast_numeric_compare(void)
+{
+	static const int ops[] = {AP_OP_EQ, AP_OP_NE, AP_OP_LT, AP_OP_LE, AP_OP_GT, AP_OP_GE};
+	long		cases = 0;
+
+	for (int round = 0; round < 3000; round++)
+	{
+		__int128	kc;
+		int			kds = (int) (rnd() % 21);
+		int			shape = (int) (rnd() % 6);
+
+		if (shape == 0)
+			kc = 0;
+		else if (shape == 1)
+			kc = (__int128) (rnd() % 1000000000000000000u) * 1000;	/* beyond 10^18 */
+		else if (shape == 2)
+			kc = (__int128) 999999999999999999 - (__int128) (rnd() % 3);	/* at the edge */
+		else
+			kc = (__int128) (rnd() % 200000) - 100000;
+		if (rnd() % 2)
+			kc = -kc;
+		random_numeric(0);
+		if (round % 7 == 0 && !vals[0].isnull)
+		{
+			/* the constant's own value, stored at another scale */
+			unsigned char *p = store[0];
+			size_t		n = short_numeric(kc * 10, kds + 1, p + 1);
+
+			if (n + 1 < 64 && kds + 1 <= 63)
+			{
+				p[0] = (unsigned char) (((n + 1) << 1) | 1);
+				vals[0].len = (uint32_t) n + 1;
+			}
+		}
+		for (int oi = 0; oi < 6; oi++)
+		{
+			int			f1,
+						f2;
+			ApTri		t1 = run_num_filter(OP(ops[oi], AP_CMP_NUMERIC, E_var(1),
+												   num_const_of(kc, kds)), &f1);
+			ApTri		t2 = run_num_filter(OP(ops[oi], AP_CMP_NUMERIC, E_var(1),
+												   COAL1(AP_TYPE_NUMERIC, num_const_of(kc, kds))), &f2);
+
+			CHECK_EQ(f1, FC_NUMERIC);
+			CHECK_EQ(f2, FC_NONE);
+			CHECK_EQ(t1, t2);
+			cases++;
+		}
+		tfree_all();
+	}
+	printf("fast numeric comparisons checked: %ld\n", cases);
+}
+
 int
 main(void)
 {
@@ -479,5 +571,7 @@ main(void)
 	test_fixed_cases();
 	test_random_programs();
 	test_fast_compare();
+	setup();
+	test_fast_numeric_compare();
 	return TEST_DONE();
 }
