@@ -96,6 +96,16 @@ void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
  */
 double		ApModelCost(const ApModelResult *r, double host_cost);
 
+/*
+ * The prediction of a scan whose disks also drop rows before shipping them
+ * (Bloom filters): of the rows it shipped, the share keep still crosses and
+ * reaches the host, and each disk does extra_disk_s more work in total (the
+ * probes, at host speed).  Scans in active mode only; anything else is
+ * copied unchanged.
+ */
+void		ApModelFilterOutput(const ApModelResult *in, double keep,
+								double extra_disk_s, ApModelResult *out);
+
 /* Learn the disks' cycles per byte from one disk's Done statistics. */
 void		ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st);
 
