@@ -53,7 +53,11 @@ typedef enum ApBloomPrivIndex
 	AP_BLOOM_PRIV_HOST_KINDS,	/* IntList: ApTypeKind of the child's key columns */
 	AP_BLOOM_PRIV_EST_KEYS,		/* Float: estimated distinct keys of the small side */
 	AP_BLOOM_PRIV_MAX_BYTES,	/* Integer: active_pg.bloom_max_bytes when planned */
-	AP_BLOOM_PRIV_COUNT
+	AP_BLOOM_PRIV_COUNT,		/* the planner's path entries: then the small exprs */
+	/* plan entries only (bloom_share.c) */
+	AP_BLOOM_PRIV_SHARE = AP_BLOOM_PRIV_COUNT,	/* Integer: share id of the small side, 0 none */
+	AP_BLOOM_PRIV_SHARE_POS,	/* IntList: the keys' positions in the share's rows */
+	AP_BLOOM_PRIV_PLAN_COUNT
 } ApBloomPrivIndex;
 
 /* ---------- bloom_planner.c ---------- */
@@ -143,6 +147,9 @@ typedef struct ApBloomFilterState
 	int			max_bytes;
 	int			fixed_bytes;	/* active_pg.bloom_bytes at the last build (0: sized) */
 	PlanState  *child;			/* produces the small side's keys */
+	int			share;			/* share id of the small side's rows (0: none) */
+	int			share_pos[AP_BLOOM_KEYS_MAX];	/* the keys' positions in them */
+	bool		shared;			/* the last build read the shared rows */
 
 	/* the filter, kept across rescans while the child's params stand */
 	bool		built;
@@ -210,6 +217,21 @@ void		ApBloomEnd(ApBloomState *bs);
 
 /* Add one key column's value, of ApTypeKind kind, to a running hash. */
 void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);
+
+/* ---------- bloom_share.c ---------- */
+
+/* A new share id for a planned level. */
+int			ApBloomShareNewId(void);
+/* The small side's path child, its rows kept under share id for the filter. */
+Path	   *ApBloomSharePath(PlannerInfo *root, Path *child, int id);
+/*
+ * The completed rows of share id in estate, usable for a filter's build, or
+ * NULL; *slot gets a slot of their row type.  ApBloomShareRead reads them.
+ */
+struct Tuplestorestate;
+struct Tuplestorestate *ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot);
+bool		ApBloomShareRead(struct Tuplestorestate *store, TupleTableSlot *slot);
+void		ApBloomShareInit(void);
 
 /* ---------- bloom_measure.c ---------- */
 

@@ -83,7 +83,7 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 		List	   *host_kinds;
 		int			k;
 
-		if (list_length(entry) != AP_BLOOM_PRIV_COUNT)
+		if (list_length(entry) != AP_BLOOM_PRIV_PLAN_COUNT)
 			elog(ERROR, "ActiveScan Bloom filter %d has %d items", i, list_length(entry));
 		attnos = list_nth(entry, AP_BLOOM_PRIV_ATTNOS);
 		kinds = list_nth(entry, AP_BLOOM_PRIV_KINDS);
@@ -103,6 +103,16 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 		f->est_keys = floatVal(list_nth(entry, AP_BLOOM_PRIV_EST_KEYS));
 		f->max_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_MAX_BYTES));
 		f->seed = AP_BLOOM_SEED(i);
+		f->share = intVal(list_nth(entry, AP_BLOOM_PRIV_SHARE));
+		if (f->share > 0)
+		{
+			List	   *pos = list_nth(entry, AP_BLOOM_PRIV_SHARE_POS);
+
+			if (list_length(pos) != f->nkeys)
+				elog(ERROR, "ActiveScan Bloom filter %d has inconsistent shared keys", i);
+			for (k = 0; k < f->nkeys; k++)
+				f->share_pos[k] = list_nth_int(pos, k);
+		}
 		f->child = ExecInitNode(plan, estate, eflags);
 		node->custom_ps = lappend(node->custom_ps, f->child);
 		i++;
@@ -246,7 +256,24 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	bool		direct = false;
 	uint64		words[AP_BLOOM_EXACT_WORDS_MAX];
 
-	if (f->builds > 0)
+	EState	   *estate = bs->parent->state;
+	struct Tuplestorestate *shared;
+	TupleTableSlot *share_slot = NULL;
+
+	/* the Hash's copy of the small side, if it already ran (bloom_share.c) */
+	shared = ApBloomShareRows(estate, f->share, &share_slot);
+	for (int k = 0; shared != NULL && k < f->nkeys; k++)
+	{
+		if (f->share_pos[k] < 1 ||
+			f->share_pos[k] > share_slot->tts_tupleDescriptor->natts)
+		{
+			ExecDropSingleTupleTableSlot(share_slot);
+			share_slot = NULL;
+			shared = NULL;
+		}
+	}
+	f->shared = shared != NULL;
+	if (!f->shared && f->builds > 0)
 		ExecReScan(f->child);
 	f->builds++;
 	/* a benchmark's fixed size applies to the filters built, not to the plan */
@@ -268,10 +295,19 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 		uint64		h;
 
 		CHECK_FOR_INTERRUPTS();
-		slot = ExecProcNode(f->child);
-		if (TupIsNull(slot))
-			break;
-		slot_getsomeattrs(slot, f->nkeys);
+		if (shared != NULL)
+		{
+			if (!ApBloomShareRead(shared, share_slot))
+				break;
+			slot = share_slot;
+		}
+		else
+		{
+			slot = ExecProcNode(f->child);
+			if (TupIsNull(slot))
+				break;
+		}
+		slot_getsomeattrs(slot, shared != NULL ? share_slot->tts_tupleDescriptor->natts : f->nkeys);
 		oldcxt = MemoryContextSwitchTo(row_cxt);
 		ap_bloom_hash_init(&st, f->seed);
 		if (f->exact != NULL)
@@ -282,10 +318,12 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 		}
 		for (int k = 0; k < f->nkeys && !isnull; k++)
 		{
-			if (slot->tts_isnull[k])
+			int			a = shared != NULL ? f->share_pos[k] - 1 : k;
+
+			if (slot->tts_isnull[a])
 				isnull = true;
 			else
-				ApBloomHashDatum(&st, f->host_kinds[k], slot->tts_values[k]);
+				ApBloomHashDatum(&st, f->host_kinds[k], slot->tts_values[a]);
 		}
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(row_cxt);
@@ -334,6 +372,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 			ap_bloom_insert_len(f->bits, f->len, f->nhashes, hs.h[i]);
 	}
 	MemoryContextDelete(build_cxt);
+	if (share_slot != NULL)
+		ExecDropSingleTupleTableSlot(share_slot);
 	if (f->exact != NULL)
 	{
 		ApBloomExactFinish(f->exact);

@@ -136,6 +136,11 @@ typedef struct ApBloomPath
 	CustomPath *base;			/* B's unfiltered ActiveScan path */
 	int			nlevels;
 	ApBloomLevel levels[AP_BLOOM_FILTERS_MAX];
+	/* sharing the small sides with the Hash Joins (bloom_share.c) */
+	int			share_ids[AP_BLOOM_FILTERS_MAX];	/* per level, 0 none */
+	List	   *share_pos[AP_BLOOM_FILTERS_MAX];	/* per level: keys' positions */
+	int			filter_level[AP_BLOOM_FILTERS_MAX];	/* filter i (probe order) is
+													 * level filter_level[i] */
 } ApBloomPath;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -269,6 +274,7 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		sel *= lv->sel;
 		children = lappend(children, lv->child);
 		entries = lappend(entries, lv->entry);
+		bp->filter_level[i] = order[i];
 	}
 	memcpy(&bp->cpath, base, sizeof(CustomPath));
 	/* the filters' children run in whichever process runs the scan: keep it in the leader */
@@ -305,12 +311,14 @@ ap_bloom_cost_scan(ApBloomPath *bp)
  * NULL if it has no hash clause.  rows: what it is expected to return.
  */
 static HashPath *
-ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows)
+ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows, int share)
 {
 	RelOptInfo *outerrel = lv->big_is_outer ? lower->parent : lv->small;
 	RelOptInfo *innerrel = lv->big_is_outer ? lv->small : lower->parent;
 	Path	   *outer_path = lv->big_is_outer ? lower : lv->small->cheapest_total_path;
-	Path	   *inner_path = lv->big_is_outer ? lv->small->cheapest_total_path : lower;
+	Path	   *inner_path = lv->big_is_outer ?
+		(share > 0 ? ApBloomSharePath(root, lv->small->cheapest_total_path, share) :
+		 lv->small->cheapest_total_path) : lower;
 	List	   *hashclauses;
 	JoinCostWorkspace workspace;
 	HashPath   *hpath;
@@ -326,6 +334,47 @@ ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows)
 								 lv->extra.restrictlist, NULL, hashclauses);
 	hpath->jpath.path.rows = clamp_row_est(rows);
 	return hpath;
+}
+
+/*
+ * Can level l's filter be built from the rows its Hash Join's Hash already
+ * holds (bloom_share.c)?  When the small side is the hashed side, its path
+ * is the one the filter's child runs and every key expression is one of its
+ * output columns: then a share id and the keys' positions.
+ */
+static void
+ap_bloom_plan_share(ApBloomPath *bp, int l)
+{
+	ApBloomLevel *lv = &bp->levels[l];
+	Path	   *small = lv->small->cheapest_total_path;
+	List	   *pos = NIL;
+	ListCell   *lc;
+
+	bp->share_ids[l] = 0;
+	bp->share_pos[l] = NIL;
+	if (!lv->big_is_outer || lv->child != small || small->param_info != NULL)
+		return;
+	foreach(lc, (List *) llast(lv->entry))
+	{
+		int			at = 0;
+		int			i = 1;
+		ListCell   *le;
+
+		foreach(le, small->pathtarget->exprs)
+		{
+			if (equal(lfirst(le), lfirst(lc)))
+			{
+				at = i;
+				break;
+			}
+			i++;
+		}
+		if (at == 0)
+			return;
+		pos = lappend_int(pos, at);
+	}
+	bp->share_ids[l] = ApBloomShareNewId();
+	bp->share_pos[l] = pos;
 }
 
 /*
@@ -349,6 +398,8 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 	}
 	bp->levels[bp->nlevels++] = *top;
 	ap_bloom_cost_scan(bp);
+	for (int l = 0; l < bp->nlevels; l++)
+		ap_bloom_plan_share(bp, l);
 
 	lower = &bp->cpath.path;
 	for (int l = 0; l < bp->nlevels; l++)
@@ -359,7 +410,7 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 		/* the filters of the levels above remove rows this join returned */
 		for (int m = l + 1; m < bp->nlevels; m++)
 			rows *= bp->levels[m].sel;
-		lv->hpath = ap_bloom_join(root, lv, lower, rows);
+		lv->hpath = ap_bloom_join(root, lv, lower, rows, bp->share_ids[l]);
 		if (lv->hpath == NULL)
 			return NULL;
 		lower = &lv->hpath->jpath.path;
@@ -612,6 +663,7 @@ static Plan *
 ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 				   List *tlist, List *clauses, List *custom_plans)
 {
+	ApBloomPath *bp = (ApBloomPath *) best_path;
 	CustomScan *cscan;
 	List	   *blooms;
 	List	   *plan_blooms = NIL;
@@ -633,8 +685,13 @@ ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		foreach(le, small_exprs)
 			child_tlist = lappend(child_tlist,
 								  makeTargetEntry(lfirst(le), resno++, NULL, false));
+		List	   *plan_entry = list_truncate(list_copy(entry), AP_BLOOM_PRIV_COUNT);
+		int			l = bp->filter_level[foreach_current_index(lc)];
+
 		children = lappend(children, change_plan_targetlist(lfirst(lp), child_tlist, false));
-		plan_blooms = lappend(plan_blooms, list_truncate(list_copy(entry), AP_BLOOM_PRIV_COUNT));
+		plan_entry = lappend(plan_entry, makeInteger(bp->share_ids[l]));
+		plan_entry = lappend(plan_entry, list_copy(bp->share_pos[l]));
+		plan_blooms = lappend(plan_blooms, plan_entry);
 	}
 	list_nth_cell(cscan->custom_private, AP_PRIV_BLOOMS)->ptr_value = plan_blooms;
 	cscan->custom_plans = children;
@@ -647,4 +704,5 @@ ApBloomPlannerInit(void)
 {
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = ap_bloom_join_pathlist;
+	ApBloomShareInit();
 }

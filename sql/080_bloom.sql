@@ -42,7 +42,7 @@ BEGIN
 	FOR line IN EXECUTE CASE WHEN with_analyze
 			THEN 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
 			ELSE 'EXPLAIN (COSTS OFF) ' END || q LOOP
-		IF line LIKE '%Bloom%' AND line NOT LIKE '%Per Disk%' THEN
+		IF line LIKE '%Bloom%' AND line NOT LIKE '%Per Disk%' AND line NOT LIKE '%BloomShare%' THEN
 			RETURN NEXT btrim(line);
 		END IF;
 	END LOOP;

@@ -1,0 +1,366 @@
+/*
+ * bloom_share.c
+ *	  The small side of a Bloom-filtered join, computed once for both of its
+ *	  users: the Hash Join's hash table and the filter on the big side's scan.
+ *
+ * Without it the small side runs twice: once as the Hash's input, once as
+ * the child plan the ActiveScan builds its filter from (bloom_exec.c).  For a
+ * join result as the small side (Q3's customer JOIN orders) that second run
+ * cost as much as the scan it filtered.  A Bloom level whose small side is
+ * the Hash's input (the big side is the outer, probing side) gets a Custom
+ * Scan (BloomShare) above the small side's plan in the Hash: it passes the
+ * rows up and keeps them in a tuplestore registered under a share id that the
+ * filter's plan entry names, with the positions of the filter's keys in its
+ * rows (bloom_planner.c).
+ *
+ * Rules of this file:
+ *   - Sharing is an optimization, never a condition: the ActiveScan uses the
+ *     stored rows only when the share ran to completion in the same executor
+ *     state (the Hash is built before the probe side starts whenever the
+ *     probe side's startup cost, which includes the filter's build, exceeds
+ *     the Hash's: ExecHashJoin's rule) and its child has no parameters.
+ *     Otherwise the ActiveScan runs its own child plan, as before.
+ *   - The stored rows are exactly what the child returned; a rescan with
+ *     changed parameters empties the store and runs the child again, any
+ *     other rescan replays it.
+ *   - The registry lives as long as the executor state: entries are removed
+ *     by a reset callback of es_query_cxt, so an error cannot leave one
+ *     behind.
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "active_pg.h"
+#include "bloom.h"
+
+/* Execution state of a BloomShare node. */
+typedef struct ApShareState
+{
+	CustomScanState css;
+	int			id;
+	PlanState  *child;
+	Tuplestorestate *store;
+	bool		done;			/* the child ran to its end into store */
+	bool		replaying;		/* reading store instead of the child */
+	int			reader;			/* read pointer of the ActiveScan's build */
+} ApShareState;
+
+/* One registered share: a node of an executor state. */
+typedef struct ApShareEntry
+{
+	EState	   *estate;
+	int			id;
+	ApShareState *node;
+} ApShareEntry;
+
+static List *ap_shares = NIL;	/* of ApShareEntry *, in TopMemoryContext */
+static int	ap_share_next_id = 0;
+
+static Plan *ap_share_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+								List *tlist, List *clauses, List *custom_plans);
+static Node *ap_share_create_state(CustomScan *cscan);
+static void ap_share_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ap_share_exec(CustomScanState *node);
+static void ap_share_end(CustomScanState *node);
+static void ap_share_rescan(CustomScanState *node);
+
+static CustomPathMethods ap_share_path_methods = {
+	.CustomName = "BloomShare",
+	.PlanCustomPath = ap_share_plan_path,
+};
+
+static CustomScanMethods ap_share_plan_methods = {
+	.CustomName = "BloomShare",
+	.CreateCustomScanState = ap_share_create_state,
+};
+
+static CustomExecMethods ap_share_exec_methods = {
+	.CustomName = "BloomShare",
+	.BeginCustomScan = ap_share_begin,
+	.ExecCustomScan = ap_share_exec,
+	.EndCustomScan = ap_share_end,
+	.ReScanCustomScan = ap_share_rescan,
+};
+
+/* A new share id for a planned level (unique within this backend). */
+int
+ApBloomShareNewId(void)
+{
+	if (ap_share_next_id == PG_INT32_MAX)
+		ap_share_next_id = 0;
+	return ++ap_share_next_id;
+}
+
+/*
+ * The path: the small side's path, its rows kept for the filter.  Costs one
+ * tuplestore write per row on top of the child.
+ */
+Path *
+ApBloomSharePath(PlannerInfo *root, Path *child, int id)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = child->parent;
+	cpath->path.pathtarget = child->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = child->rows;
+	cpath->path.startup_cost = child->startup_cost;
+	cpath->path.total_cost = child->total_cost + cpu_tuple_cost * child->rows;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(child);
+	cpath->custom_private = list_make1(makeInteger(id));
+	cpath->methods = &ap_share_path_methods;
+	return &cpath->path;
+}
+
+/*
+ * The plan: a scan of no relation whose scan tuple is the child's output
+ * (custom_scan_tlist = the child's target list, in order), projected to
+ * tlist.  The rel's restrictions are the child's, which already applies them.
+ */
+static Plan *
+ap_share_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *child = linitial(custom_plans);
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry(copyObject(tle->expr),
+											 list_length(scan_tlist) + 1, NULL, false));
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = best_path->custom_private;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &ap_share_plan_methods;
+	return &cscan->scan.plan;
+}
+
+static Node *
+ap_share_create_state(CustomScan *cscan)
+{
+	ApShareState *st = (ApShareState *) newNode(sizeof(ApShareState), T_CustomScanState);
+
+	st->css.methods = &ap_share_exec_methods;
+	st->id = intVal(linitial(cscan->custom_private));
+	return (Node *) st;
+}
+
+/* es_query_cxt is going away: forget its shares. */
+static void
+ap_share_forget(void *arg)
+{
+	EState	   *estate = (EState *) arg;
+	ListCell   *lc;
+
+	foreach(lc, ap_shares)
+	{
+		ApShareEntry *e = lfirst(lc);
+
+		if (e->estate == estate)
+		{
+			ap_shares = foreach_delete_current(ap_shares, lc);
+			pfree(e);
+		}
+	}
+}
+
+static void
+ap_share_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	ApShareState *st = (ApShareState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	MemoryContext oldcxt;
+	ApShareEntry *e;
+	bool		first = true;
+	ListCell   *lc;
+
+	st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(st->child);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	/* random access: the filter's build reads the rows from the start */
+	st->store = tuplestore_begin_heap(true, false, work_mem);
+	st->reader = tuplestore_alloc_read_pointer(st->store, 0);
+
+	foreach(lc, ap_shares)
+	{
+		if (((ApShareEntry *) lfirst(lc))->estate == estate)
+			first = false;
+	}
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	e = palloc(sizeof(ApShareEntry));
+	e->estate = estate;
+	e->id = st->id;
+	e->node = st;
+	ap_shares = lappend(ap_shares, e);
+	MemoryContextSwitchTo(oldcxt);
+	if (first)
+	{
+		MemoryContextCallback *cb = MemoryContextAlloc(estate->es_query_cxt,
+													   sizeof(MemoryContextCallback));
+
+		cb->func = ap_share_forget;
+		cb->arg = estate;
+		MemoryContextRegisterResetCallback(estate->es_query_cxt, cb);
+	}
+}
+
+/* The next row of the share: from the store when replaying, else from the child. */
+static TupleTableSlot *
+ap_share_next(ScanState *ss)
+{
+	ApShareState *st = (ApShareState *) ss;
+	TupleTableSlot *scan = ss->ss_ScanTupleSlot;
+	TupleTableSlot *slot;
+
+	if (st->replaying)
+	{
+		tuplestore_select_read_pointer(st->store, 0);
+		if (!tuplestore_gettupleslot(st->store, true, false, scan))
+			return ExecClearTuple(scan);
+		return scan;
+	}
+	slot = ExecProcNode(st->child);
+	if (TupIsNull(slot))
+	{
+		st->done = true;
+		return ExecClearTuple(scan);
+	}
+	if (st->store != NULL)
+		tuplestore_puttupleslot(st->store, slot);
+	ExecCopySlot(scan, slot);
+	return scan;
+}
+
+static bool
+ap_share_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+ap_share_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ap_share_next, ap_share_recheck);
+}
+
+static void
+ap_share_rescan(CustomScanState *node)
+{
+	ApShareState *st = (ApShareState *) node;
+
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(st->child, node->ss.ps.chgParam);
+	if (st->done && st->child->chgParam == NULL && st->store != NULL)
+	{
+		/* the same rows: replay them */
+		st->replaying = true;
+		tuplestore_select_read_pointer(st->store, 0);
+		tuplestore_rescan(st->store);
+		return;
+	}
+	/* new parameters, or stopped half-way: the child again, from the start */
+	st->done = false;
+	st->replaying = false;
+	if (st->store != NULL)
+		tuplestore_clear(st->store);
+	if (st->child->chgParam == NULL)
+		ExecReScan(st->child);
+}
+
+static void
+ap_share_end(CustomScanState *node)
+{
+	ApShareState *st = (ApShareState *) node;
+	ListCell   *lc;
+
+	foreach(lc, ap_shares)
+	{
+		ApShareEntry *e = lfirst(lc);
+
+		if (e->node == st)
+		{
+			ap_shares = foreach_delete_current(ap_shares, lc);
+			pfree(e);
+		}
+	}
+	ExecEndNode(st->child);
+	if (st->store != NULL)
+		tuplestore_end(st->store);
+	st->store = NULL;
+}
+
+/*
+ * The rows of share id in estate for a filter's build, or NULL when they
+ * cannot be used (see the file header).  *slot: a slot of their row type,
+ * made in the caller's memory context.  Read with ApBloomShareRead.
+ */
+Tuplestorestate *
+ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot)
+{
+	ListCell   *lc;
+
+	if (id <= 0)
+		return NULL;
+	foreach(lc, ap_shares)
+	{
+		ApShareEntry *e = lfirst(lc);
+		ApShareState *st = e->node;
+
+		if (e->estate != estate || e->id != id)
+			continue;
+		if (!st->done || st->store == NULL || st->child->plan->allParam != NULL)
+			return NULL;
+		*slot = MakeSingleTupleTableSlot(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+										 &TTSOpsMinimalTuple);
+		tuplestore_select_read_pointer(st->store, st->reader);
+		tuplestore_rescan(st->store);
+		return st->store;
+	}
+	return NULL;
+}
+
+/* The next stored row into slot; false at the end (the share's own reader restored). */
+bool
+ApBloomShareRead(Tuplestorestate *store, TupleTableSlot *slot)
+{
+	if (tuplestore_gettupleslot(store, true, false, slot))
+		return true;
+	tuplestore_select_read_pointer(store, 0);
+	return false;
+}
+
+/* Register the plan methods (plans are copied through nodeToString in workers). */
+void
+ApBloomShareInit(void)
+{
+	RegisterCustomScanMethods(&ap_share_plan_methods);
+}
