@@ -173,23 +173,29 @@ ap_share_create_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
-/* es_query_cxt is going away: forget its shares. */
+/* Remove the registered shares of estate (all of them if node is NULL) or of node. */
 static void
-ap_share_forget(void *arg)
+ap_share_unregister(EState *estate, ApShareState *node)
 {
-	EState	   *estate = (EState *) arg;
 	ListCell   *lc;
 
 	foreach(lc, ap_shares)
 	{
 		ApShareEntry *e = lfirst(lc);
 
-		if (e->estate == estate)
+		if (node != NULL ? e->node == node : e->estate == estate)
 		{
 			ap_shares = foreach_delete_current(ap_shares, lc);
 			pfree(e);
 		}
 	}
+}
+
+/* es_query_cxt is going away: forget its shares. */
+static void
+ap_share_forget(void *arg)
+{
+	ap_share_unregister((EState *) arg, NULL);
 }
 
 static void
@@ -300,18 +306,8 @@ static void
 ap_share_end(CustomScanState *node)
 {
 	ApShareState *st = (ApShareState *) node;
-	ListCell   *lc;
 
-	foreach(lc, ap_shares)
-	{
-		ApShareEntry *e = lfirst(lc);
-
-		if (e->node == st)
-		{
-			ap_shares = foreach_delete_current(ap_shares, lc);
-			pfree(e);
-		}
-	}
+	ap_share_unregister(NULL, st);
 	ExecEndNode(st->child);
 	if (st->store != NULL)
 		tuplestore_end(st->store);

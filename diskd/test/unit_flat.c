@@ -335,23 +335,34 @@ str_const(int kind, const char *s)
 
 
 
-/* The filter's answer; *fast says whether its root was specialised. */
+/* The answer of filter e over d and v; *fast gets its root's FastCompare. */
 static ApTri
-run_filter(ActivePg__Expr *e, bool *fast)
+run_filter_on(ActivePg__Expr *e, const ApTupleDesc *d, const ApValue *v, int *fast)
 {
 	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
 	ApProgram	prog;
 	ApTri		t;
 
 	msg.filter = e;
-	if (ap_program_compile(&msg, &sdesc, &prog) != 0)
+	if (ap_program_compile(&msg, d, &prog) != 0)
 	{
 		CHECK(false);
 		return AP_TRI_FALLBACK;
 	}
-	*fast = prog.filter->root->fast != FC_NONE;
-	t = ap_program_filter(&prog, svals);
+	*fast = prog.filter->root->fast;
+	t = ap_program_filter(&prog, v);
 	ap_program_free(&prog);
+	return t;
+}
+
+/* The filter's answer on the string/date columns; *fast: was its root specialised? */
+static ApTri
+run_filter(ActivePg__Expr *e, bool *fast)
+{
+	int			f;
+	ApTri		t = run_filter_on(e, &sdesc, svals, &f);
+
+	*fast = f != FC_NONE;
 	return t;
 }
 
@@ -488,20 +499,7 @@ num_const_of(__int128 coef, int dscale)
 static ApTri
 run_num_filter(ActivePg__Expr *e, int *fast)
 {
-	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
-	ApProgram	prog;
-	ApTri		t;
-
-	msg.filter = e;
-	if (ap_program_compile(&msg, &desc, &prog) != 0)
-	{
-		CHECK(false);
-		return AP_TRI_FALLBACK;
-	}
-	*fast = prog.filter->root->fast;
-	t = ap_program_filter(&prog, vals);
-	ap_program_free(&prog);
-	return t;
+	return run_filter_on(e, &desc, vals, fast);
 }
 
 /*
