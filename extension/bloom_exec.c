@@ -100,7 +100,12 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 			f->kinds[k] = list_nth_int(kinds, k);
 			f->host_kinds[k] = list_nth_int(host_kinds, k);
 		}
-		f->est_keys = floatVal(list_nth(entry, AP_BLOOM_PRIV_EST_KEYS));
+		{
+			/* a plan read back in a parallel worker turns an integral Float into an Integer */
+			Node	   *est = list_nth(entry, AP_BLOOM_PRIV_EST_KEYS);
+
+			f->est_keys = IsA(est, Integer) ? (double) intVal(est) : floatVal(est);
+		}
 		f->max_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_MAX_BYTES));
 		f->seed = AP_BLOOM_SEED(i);
 		f->share = intVal(list_nth(entry, AP_BLOOM_PRIV_SHARE));

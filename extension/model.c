@@ -430,9 +430,13 @@ ApModelFromList(List *l, ApModelResult *r)
 		return false;
 	foreach(lc, l)
 	{
-		if (!IsA(lfirst(lc), Float))
+		/* a plan read back in a parallel worker turns an integral Float into an Integer */
+		if (IsA(lfirst(lc), Integer))
+			v[foreach_current_index(lc)] = intVal(lfirst(lc));
+		else if (IsA(lfirst(lc), Float))
+			v[foreach_current_index(lc)] = floatVal(lfirst(lc));
+		else
 			return false;
-		v[foreach_current_index(lc)] = floatVal(lfirst(lc));
 	}
 	r->t_active = v[0];
 	r->a_read = v[1];
