@@ -908,27 +908,6 @@ E_num(const unsigned char *payload, size_t n)
 }
 
 
-/* Expr: AND/OR/NOT over n arguments. */
-static ActivePg__Expr *
-E_boolexpr(int kind, int n, ActivePg__Expr **args)
-{
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__BoolExpr *b = talloc(sizeof(*b));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__BoolExpr binit = ACTIVE_PG__BOOL_EXPR__INIT;
-
-	*e = einit;
-	*b = binit;
-	b->kind = (uint32_t) kind;
-	b->n_args = (size_t) n;
-	b->args = talloc((n > 0 ? n : 1) * sizeof(ActivePg__Expr *));
-	for (int i = 0; i < n; i++)
-		b->args[i] = args[i];
-	e->node_case = ACTIVE_PG__EXPR__NODE_BOOL_EXPR;
-	e->bool_expr = b;
-	return e;
-}
-
 /* Expr: a AND b. */
 static ActivePg__Expr *
 E_and2(ActivePg__Expr *a, ActivePg__Expr *b)

@@ -865,21 +865,9 @@ test_dates(void)
 static ActivePg__Expr *
 AND2(ActivePg__Expr *a, ActivePg__Expr *b)
 {
-	ActivePg__Expr *e = talloc(sizeof(*e));
-	ActivePg__BoolExpr *be = talloc(sizeof(*be));
-	ActivePg__Expr einit = ACTIVE_PG__EXPR__INIT;
-	ActivePg__BoolExpr binit = ACTIVE_PG__BOOL_EXPR__INIT;
+	ActivePg__Expr *args[2] = {a, b};
 
-	*e = einit;
-	*be = binit;
-	be->kind = AP_BOOL_AND;
-	be->n_args = 2;
-	be->args = talloc(2 * sizeof(ActivePg__Expr *));
-	be->args[0] = a;
-	be->args[1] = b;
-	e->node_case = ACTIVE_PG__EXPR__NODE_BOOL_EXPR;
-	e->bool_expr = be;
-	return e;
+	return E_boolexpr(AP_BOOL_AND, 2, args);
 }
 
 /*
