@@ -112,13 +112,7 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 		if (attno > set->max_attno)
 			set->max_attno = attno;
 	}
-	{
-		ApBloomHash st;
-
-		ap_bloom_hash_init(&st, p->seed);
-		p->h0 = st.h;
-	}
-	p->int_key = p->nkeys == 1 && AP_KIND_ATTLEN(p->kinds[0]) > 0;
+	p->h0 = ap_bloom_seed_state(p->seed);
 	set->nfilters++;
 	return 0;
 }
@@ -245,20 +239,7 @@ bloom_verdict(ApBloomSet *set, const ApBloomProbe *p, const ApValue *values)
 {
 	ApBloomHash st;
 
-	if (p->int_key)
-	{
-		/* the words ap_bloom_key_int/_date hash, without the generic state */
-		const ApValue *v = &values[p->attnos[0] - 1];
-		uint64_t	w;
-
-		if (v->isnull)
-			return BLOOM_NULL;
-		w = (uint64_t) bloom_stored_int(v->ptr, AP_KIND_ATTLEN(p->kinds[0]));
-		return ap_bloom_probe_blocks(p->bits, p->nblocks, p->log2bits, p->nhashes,
-									 ap_bloom_mix64(ap_bloom_mix64(p->h0 ^ w) ^ 1)) ?
-			BLOOM_PASS : BLOOM_DROP;
-	}
-	ap_bloom_hash_init(&st, p->seed);
+	ap_bloom_hash_start(&st, p->h0);
 	for (int j = 0; j < p->nkeys; j++)
 	{
 		int			rc = bloom_hash_value(set, &st, p->kinds[j], &values[p->attnos[j] - 1]);

@@ -27,8 +27,7 @@ typedef struct ApBloomProbe
 	uint32_t	log2bits;		/* bits per block: 512, or a narrow filter's 64..256 */
 	uint32_t	nhashes;
 	uint64_t	seed;
-	uint64_t	h0;				/* the hash state after ap_bloom_hash_init(seed) */
-	bool		int_key;		/* one int2/int4/int8/date key: bloom_verdict's direct path */
+	uint64_t	h0;				/* ap_bloom_seed_state(seed), once per scan */
 	int			nkeys;
 	int			attnos[AP_BLOOM_KEYS_MAX];	/* key columns, 1-based */
 	uint8_t		kinds[AP_BLOOM_KEYS_MAX];	/* ApTypeKind of each */

@@ -44,24 +44,8 @@ get_u32(const unsigned char *p)
 	return v;
 }
 
-/* Alignment in bytes for an attalign code; 0 for an unknown code. */
-static inline uint32_t
-align_bytes(char attalign)
-{
-	switch (attalign)
-	{
-		case 'c':
-			return 1;
-		case 's':
-			return 2;
-		case 'i':
-			return 4;
-		case 'd':
-			return 8;
-		default:
-			return 0;
-	}
-}
+/* Alignment in bytes by attalign code, 0 for an unknown code (one load per column). */
+static const uint8_t align_of[256] = {['c'] = 1, ['s'] = 2, ['i'] = 4, ['d'] = 8};
 
 /*
  * Read the header fields the disk needs.  The header must fit in len, t_hoff
@@ -105,7 +89,7 @@ ap_tupdesc_cache_offsets(ApTupleDesc *desc)
 	for (int i = 0; i < desc->natts; i++)
 	{
 		ApColumn   *col = &desc->cols[i];
-		uint32_t	al = align_bytes(col->attalign);
+		uint32_t	al = align_of[(unsigned char) col->attalign];
 
 		if (col->attlen <= 0 || al == 0)
 			break;
@@ -153,9 +137,6 @@ varlena_bytes(const unsigned char *data, uint32_t off, uint32_t dlen)
 	}
 	return size <= avail ? size : 0;
 }
-
-/* Alignment in bytes by attalign code, 0 for an unknown code (one load per column). */
-static const uint8_t align_of[256] = {['c'] = 1, ['s'] = 2, ['i'] = 4, ['d'] = 8};
 
 /*
  * The walk over attributes i..upto-1 from data offset off.  bits is the null

@@ -95,8 +95,6 @@
 #include "model.h"
 #include "shippable.h"
 
-/* Smallest disk CPU ratio the cost model divides by (as planner.c). */
-#define AP_BLOOM_CPU_RATIO_MIN		0.001
 /* active_pg.force_bloom scales the cost of filtered joins by this. */
 #define AP_BLOOM_FORCE_COST_FACTOR	1e-6
 /* A disk's probe of one key column, ns at the host's speed (measured: 8-15). */
@@ -236,14 +234,10 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 	int			order[AP_BLOOM_FILTERS_MAX];
 	RelOptInfo *b = bp->big;
 	CustomPath *base = bp->base;
-	int			ndisks = Max(ApConfiguredDiskCount(), 1);
-	double		cpu_ratio = Max(active_pg_disk_cpu_ratio, AP_BLOOM_CPU_RATIO_MIN);
 	double		reaching = b->tuples;
 	double		sel = 1.0;
 	Cost		build = 0;
-	Cost		probe = 0;
-	Cost		saved;
-	Cost		scan;
+	Cost		scan = base->path.total_cost;
 	double		probe_s = 0;
 	ApModelResult m;
 	ApModelResult mf;
@@ -268,7 +262,6 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		ApBloomLevel *lv = &bp->levels[order[i]];
 
 		build += lv->child->total_cost + cpu_operator_cost * lv->nkeys * lv->child->rows;
-		probe += cpu_operator_cost * lv->nkeys * reaching / (ndisks * cpu_ratio);
 		probe_s += AP_BLOOM_PROBE_NS * 1e-9 * lv->nkeys * reaching;
 		reaching *= lv->sel;
 		sel *= lv->sel;
@@ -287,21 +280,17 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 
 	bp->cpath.path.rows = clamp_row_est(b->rows * sel);
 	bp->cpath.path.startup_cost = base->path.startup_cost + build;
+	/*
+	 * The model of the scan (planner.c gives every ActiveScan path one) with
+	 * only the rows that pass the filters crossing to the host and the probes
+	 * added to the disks' work, at the scan's own exchange rate of seconds to
+	 * cost units.
+	 */
 	if (ApModelFromList(list_nth(priv, AP_PATH_PRIV_MODEL), &m) && m.t_active > 0)
 	{
-		/*
-		 * The model of the scan with only the rows that pass the filters
-		 * crossing to the host, and the probes added to the disks' work: at
-		 * the scan's own exchange rate of seconds to cost units.
-		 */
 		ApModelFilterOutput(&m, sel, probe_s, &mf);
 		scan = base->path.total_cost * mf.t_active / m.t_active;
 		list_nth_cell(priv, AP_PATH_PRIV_MODEL)->ptr_value = ApModelToList(&mf);
-	}
-	else
-	{
-		saved = (b->rows - b->rows * sel) * cpu_tuple_cost;
-		scan = base->path.total_cost + probe - saved;
 	}
 	bp->cpath.path.total_cost = Max(scan + build, bp->cpath.path.startup_cost);
 }

@@ -223,6 +223,19 @@ ap_emulated_read_s(double pages, int d, double r_d)
 	return Max(ap_busiest_disk_bytes(pages, d) - credit, 0.0) / r_d;
 }
 
+/*
+ * 001's active time from r's terms: the slowest of reading, the disks'
+ * CPU, the interconnect and the host while the disks scan (net and host:
+ * what overlaps the scan), and the cores all of it needs, plus what follows
+ * the scan (the groups' merge) and the start.
+ */
+static double
+ap_model_t_active(const ApModelResult *r, double net, double host)
+{
+	return ap_max(ap_max(ap_max(r->a_read, r->a_disk_cpu), ap_max(net, host)), r->a_cores) +
+		r->a_merge + r->a_serial;
+}
+
 /* Predict the active (or pages) path and the traditional server; see file header. */
 void
 ApModelPredict(const ApModelInput *in, ApModelResult *r)
@@ -328,9 +341,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->a_disk_cpu = ap_max(disk_work * Max(imbalance, 1.0) / (d * ratio),
 						   disk_work / Min(d, r->cores));
 	r->a_cores = (disk_work + host_work) / r->cores;
-	r->t_active = ap_max(ap_max(ap_max(r->a_read, r->a_disk_cpu),
-								ap_max(net_during_scan, host_work)), r->a_cores) +
-		r->a_merge + r->a_serial;
+	r->t_active = ap_model_t_active(r, net_during_scan, host_work);
 }
 
 /* A scan's prediction with fewer rows shipped (see model.h). */
@@ -352,9 +363,7 @@ ApModelFilterOutput(const ApModelResult *in, double keep, double extra_disk_s,
 	out->a_host = in->a_host * keep;
 	out->a_disk_cpu = in->a_disk_cpu * scale;
 	out->a_cores = (disk_work * scale + out->a_host) / Max(in->cores, 1);
-	out->t_active = ap_max(ap_max(ap_max(out->a_read, out->a_disk_cpu),
-								  ap_max(out->a_net, out->a_host)), out->a_cores) +
-		out->a_serial;
+	out->t_active = ap_model_t_active(out, out->a_net, out->a_host);
 }
 
 /* Cost units of the prediction, at the exchange rate of the host's Seq Scan. */

@@ -109,14 +109,28 @@ ap_bloom_mix64(uint64_t x)
 	return x;
 }
 
+/* The state every key of a filter starts from (a prober computes it once). */
+static inline uint64_t
+ap_bloom_seed_state(uint64_t seed)
+{
+	return ap_bloom_mix64(seed ^ AP_BLOOM_SEED_SALT);
+}
+
+/* Start hashing a key from a filter's seed state. */
+static inline void
+ap_bloom_hash_start(ApBloomHash *st, uint64_t seed_state)
+{
+	st->h = seed_state;
+	st->nwords = 0;
+	st->capture_cap = 0;
+	st->capture = NULL;
+}
+
 /* Start hashing a key with the filter's seed. */
 static inline void
 ap_bloom_hash_init(ApBloomHash *st, uint64_t seed)
 {
-	st->h = ap_bloom_mix64(seed ^ AP_BLOOM_SEED_SALT);
-	st->nwords = 0;
-	st->capture_cap = 0;
-	st->capture = NULL;
+	ap_bloom_hash_start(st, ap_bloom_seed_state(seed));
 }
 
 /* Add one word of the encoding. */
