@@ -1,7 +1,8 @@
 /*
  * scan.c
- *	  One scan: validate the request, read this disk's stripe units, decide
- *	  visibility, filter, project, and ship rows, fallbacks and statistics.
+ *	  One scan: read this disk's stripe units, decide visibility, filter,
+ *	  project, and ship rows, fallbacks and statistics (scan_setup.c checks
+ *	  the request and prepares the scan first).
  *
  * Rules of this file:
  *   - Every field of the request is checked before anything is allocated for
@@ -19,7 +20,6 @@
  *     is gone), after all rows and fallbacks have been flushed.  All per-scan
  *     memory is released at the single cleanup label, whatever the exit.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,73 +27,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agg.h"
-#include "bloom.h"
-#include "diskd.h"
+#include "scan_internal.h"
 
-#define SCAN_FALLBACK_BATCH		8192	/* TIDs or blocks per Fallback frame */
-#define SCAN_XID_ROUNDS_MAX		4		/* xmin, then xmax, then slack */
-#define SCAN_XIDCACHE_INIT		1024
-#define SCAN_MAX_ITEMS			((AP_BLCKSZ - AP_PAGE_HEADER_BYTES) / AP_ITEMID_BYTES)
-#define SCAN_DEFAULT_TABLESPACE	1663
-#define SCAN_GLOBAL_TABLESPACE	1664
-#define SCAN_TBLSPC_PREFIX		"PG_15_"
-#define SCAN_HOLD_SLICE_US		20000	/* a throttled scan checks for Cancel this often */
-#define SCAN_CPU_HOLD_MIN_US	2000	/* shortest CPU-throttle sleep (see hold_cpu) */
-
-/* vis[] value of an item whose header could not be read */
-#define SCAN_VIS_BAD_HEADER		0xFF
-
-typedef struct Scan
-{
-	ApConn	   *c;
-	const ActivePg__ScanRequest *req;
-	uint32_t	batch_bytes;
-	uint32_t	queue_depth;
-	char		relpath[1024];
-
-	ApTupleDesc desc;
-	ApSnapshot	snap;
-	ApXidCache	cache;
-	bool		cache_ok;
-	ApProgram	prog;
-	bool		prog_ok;
-	ApBloomSet	blooms;			/* Program.blooms, probed right after visibility */
-	bool		blooms_ok;
-	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */
-	ApReader   *reader;
-	ApRowBuf	rows;
-	bool		rows_ok;
-	/* AP_SCAN_MODE_PAGES: raw pages waiting for the next PageBatch */
-	bool		pages_mode;
-	unsigned char *pages;
-	uint32_t   *page_blocks;
-	uint32_t	npages;
-	uint32_t	max_pages;		/* pages per PageBatch: batch_bytes, at least one */
-	uint64_t	cpu_mark;		/* thread CPU time already stretched by --cpu-ratio */
-	int64_t		cpu_balance_us; /* emulated CPU time owed (< 0: overslept, credit) */
-	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries */
-	ApValue    *evals;			/* max(prog.nexprs, 1) computed projections */
-
-	uint64_t   *tids;			/* pending Fallback.tids */
-	uint32_t	ntids;
-	uint32_t   *fb_blocks;		/* pending Fallback.blocks */
-	uint32_t	nfb_blocks;
-
-	uint32_t	need[SCAN_MAX_ITEMS * 2];	/* this page's unresolved xids */
-	uint32_t	nneed;
-	uint32_t	need_sorted[SCAN_MAX_ITEMS * 2];
-	uint8_t		need_seen[SCAN_MAX_ITEMS * 2];
-	uint8_t		vis[SCAN_MAX_ITEMS + 1];	/* ApVis per offset number */
-	ApTupleHeader hdrs[SCAN_MAX_ITEMS + 1]; /* headers read deciding vis[] */
-
-	ActivePg__ScanStats stats;
-
-	/* how the scan ends: err_code != 0 sends Error instead of Done */
-	uint32_t	err_code;
-	char		err_msg[512];
-	bool		close_conn;		/* protocol violation: close after the Error */
-} Scan;
 
 /* Microseconds of a monotonic clock. */
 static uint64_t
@@ -106,7 +41,7 @@ now_us(void)
 }
 
 /* Record why the scan stops (first reason wins); always returns -1. */
-static int
+int
 scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 {
 	va_list		ap;
@@ -198,15 +133,6 @@ fallback_block(Scan *s, uint32_t blkno)
 	return s->nfb_blocks == SCAN_FALLBACK_BATCH ? flush_fallback(s) : 0;
 }
 
-/* qsort/bsearch comparator for xids by raw value. */
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *) a;
-	uint32_t	y = *(const uint32_t *) b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Check the host's answer is exactly about the xids we asked; 0 or -1 (protocol error). */
 static int
@@ -219,12 +145,12 @@ check_xid_reply(Scan *s, const ActivePg__XidStatusReply *reply)
 						 "XidStatusReply answers %zu xids with %zu statuses, %u were asked",
 						 reply->n_xids, reply->n_status, s->nneed);
 	memcpy(s->need_sorted, s->need, s->nneed * sizeof(uint32_t));
-	qsort(s->need_sorted, s->nneed, sizeof(uint32_t), cmp_u32);
+	qsort(s->need_sorted, s->nneed, sizeof(uint32_t), scan_cmp_u32);
 	memset(s->need_seen, 0, s->nneed);
 	for (i = 0; i < reply->n_xids; i++)
 	{
 		uint32_t   *hit = bsearch(&reply->xids[i], s->need_sorted, s->nneed,
-								  sizeof(uint32_t), cmp_u32);
+								  sizeof(uint32_t), scan_cmp_u32);
 
 		if (hit == NULL || s->need_seen[hit - s->need_sorted]++)
 			return scan_fail(s, AP_ERR_PROTOCOL,
@@ -594,211 +520,6 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 	return 0;
 }
 
-/* Check one column descriptor and convert it; 0 or -1 with the error set. */
-static int
-check_column(Scan *s, size_t i, const ActivePg__Column *col, ApColumn *out)
-{
-	if (col->attlen == 0 || col->attlen < -2 || col->attlen > AP_BLCKSZ)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns[%zu].attlen: %d is invalid", i, col->attlen);
-	if (col->attalign != 'c' && col->attalign != 's' &&
-		col->attalign != 'i' && col->attalign != 'd')
-		return scan_fail(s, AP_ERR_BAD_REQUEST,
-						 "columns[%zu].attalign: %u is not one of 'c', 's', 'i', 'd'",
-						 i, col->attalign);
-	if (col->attbyval && col->attlen != 1 && col->attlen != 2 &&
-		col->attlen != 4 && col->attlen != 8)
-		return scan_fail(s, AP_ERR_BAD_REQUEST,
-						 "columns[%zu].attbyval: set for attlen %d", i, col->attlen);
-	if (col->type_kind >= AP_TYPE_KIND_COUNT)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns[%zu].type_kind: %u is unknown",
-						 i, col->type_kind);
-	out->attlen = (int16_t) col->attlen;
-	out->attalign = (char) col->attalign;
-	out->attbyval = col->attbyval;
-	out->attisdropped = col->attisdropped;
-	out->type_kind = (uint8_t) col->type_kind;
-	return 0;
-}
-
-/* Copy and sort one xid array of the snapshot; 0 or -1 with the error set. */
-static int
-copy_xids(Scan *s, const uint32_t *src, size_t n, uint32_t **dst)
-{
-	*dst = malloc((n > 0 ? n : 1) * sizeof(uint32_t));
-	if (*dst == NULL)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory copying the snapshot");
-	if (n > 0)
-		memcpy(*dst, src, n * sizeof(uint32_t));
-	qsort(*dst, n, sizeof(uint32_t), cmp_u32);
-	return 0;
-}
-
-/* Number of stripe units of this request that belong to its disk. */
-static uint64_t
-units_of_disk(const ActivePg__ScanRequest *req)
-{
-	uint64_t	total = ((uint64_t) req->nblocks + req->stripe_pages - 1) / req->stripe_pages;
-
-	if (total <= req->disk_id)
-		return 0;
-	return (total - req->disk_id + req->ndisks - 1) / req->ndisks;
-}
-
-/* Check the request's geometry and limits; 0 or -1 with the error set. */
-static int
-check_request(Scan *s)
-{
-	const ActivePg__ScanRequest *req = s->req;
-	const ActivePg__RelLocator *rel = req->rel;
-	uint64_t	slots;
-	uint64_t	need_bytes;
-
-	if (rel == NULL)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: missing");
-	if (rel->spc_oid == 0 || rel->db_oid == 0 || rel->rel_number == 0)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: spc_oid, db_oid and rel_number must be valid oids");
-	if (rel->spc_oid == SCAN_GLOBAL_TABLESPACE)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: shared relations (pg_global) are not scanned at the disks");
-	if (req->ndisks < 1 || req->ndisks > AP_NDISKS_MAX)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "ndisks: %u is not in 1..%u", req->ndisks, AP_NDISKS_MAX);
-	if (req->disk_id >= req->ndisks)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "disk_id: %u is not below ndisks %u",
-						 req->disk_id, req->ndisks);
-	if (req->stripe_pages < 1 || req->stripe_pages > AP_STRIPE_PAGES_MAX)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "stripe_pages: %u is not in 1..%u",
-						 req->stripe_pages, AP_STRIPE_PAGES_MAX);
-	if (req->n_columns > AP_MAX_COLUMNS)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "columns: %zu columns exceed the maximum of %u",
-						 req->n_columns, AP_MAX_COLUMNS);
-	if (req->batch_bytes > AP_BATCH_BYTES_MAX)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "batch_bytes: %u exceeds the maximum of %u",
-						 req->batch_bytes, AP_BATCH_BYTES_MAX);
-	s->batch_bytes = req->batch_bytes ? req->batch_bytes : AP_BATCH_BYTES_DEFAULT;
-	if (req->queue_depth != 0 &&
-		(req->queue_depth < AP_QUEUE_DEPTH_MIN || req->queue_depth > AP_QUEUE_DEPTH_MAX))
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "queue_depth: %u is not 0 or in %u..%u",
-						 req->queue_depth, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX);
-	s->queue_depth = req->queue_depth ? req->queue_depth : diskd_config.queue_depth;
-	if (req->snapshot == NULL)
-		return scan_fail(s, AP_ERR_BAD_REQUEST, "snapshot: missing");
-	if (req->mode != AP_SCAN_MODE_ACTIVE && req->mode != AP_SCAN_MODE_PAGES)
-		return scan_fail(s, AP_ERR_UNSUPPORTED, "mode: %u is not a known scan mode", req->mode);
-	s->pages_mode = (req->mode == AP_SCAN_MODE_PAGES);
-
-	/* Memory actually committed: one buffer per unit in flight plus the batch. */
-	slots = units_of_disk(req);
-	if (slots > s->queue_depth)
-		slots = s->queue_depth;
-	need_bytes = slots * req->stripe_pages * (uint64_t) AP_BLCKSZ + s->batch_bytes;
-	if (need_bytes > diskd_config.memory_bytes)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
-						 "scan needs %llu kB (%u buffers x stripe_pages %u x 8 kB + batch_bytes %u), the per-scan budget is %llu kB",
-						 (unsigned long long) (need_bytes >> 10), (unsigned) slots,
-						 req->stripe_pages, s->batch_bytes,
-						 (unsigned long long) (diskd_config.memory_bytes >> 10));
-
-	/*
-	 * Bloom filters live in the request and are probed in place, so they
-	 * count against the same per-scan budget (--memory-mb is the disk's
-	 * memory); page mode ignores the program and them.
-	 */
-	if (!s->pages_mode && req->program != NULL)
-	{
-		uint64_t	bloom_bytes = 0;
-		size_t		i;
-
-		for (i = 0; i < req->program->n_blooms; i++)
-		{
-			if (req->program->blooms[i] != NULL)
-				bloom_bytes += req->program->blooms[i]->bits.len;
-		}
-		if (need_bytes + bloom_bytes > diskd_config.memory_bytes)
-			return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
-							 "scan needs %llu kB of buffers and %llu kB of Bloom filters, the per-scan budget is %llu kB",
-							 (unsigned long long) (need_bytes >> 10),
-							 (unsigned long long) (bloom_bytes >> 10),
-							 (unsigned long long) (diskd_config.memory_bytes >> 10));
-	}
-	return 0;
-}
-
-/* Build descriptor, snapshot, program and buffers; 0 or -1 with the error set. */
-static int
-prepare_scan(Scan *s)
-{
-	static const ActivePg__Program empty_program = ACTIVE_PG__PROGRAM__INIT;
-	const ActivePg__ScanRequest *req = s->req;
-	const ActivePg__Snapshot *snap = req->snapshot;
-	size_t		i;
-	int			rc;
-
-	s->desc.natts = (int) req->n_columns;
-	s->desc.cols = calloc(req->n_columns > 0 ? req->n_columns : 1, sizeof(ApColumn));
-	if (s->desc.cols == NULL)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	for (i = 0; i < req->n_columns; i++)
-	{
-		if (check_column(s, i, req->columns[i], &s->desc.cols[i]) < 0)
-			return -1;
-	}
-	ap_tupdesc_cache_offsets(&s->desc);
-
-	s->snap.xmin = snap->xmin;
-	s->snap.xmax = snap->xmax;
-	s->snap.xcnt = (uint32_t) snap->n_xip;
-	s->snap.subxcnt = (uint32_t) snap->n_subxip;
-	s->snap.suboverflowed = snap->suboverflowed;
-	if (copy_xids(s, snap->xip, snap->n_xip, &s->snap.xip) < 0 ||
-		copy_xids(s, snap->subxip, snap->n_subxip, &s->snap.subxip) < 0)
-		return -1;
-
-	rc = ap_program_compile(req->program ? req->program : &empty_program, &s->desc, &s->prog);
-	if (rc != 0)
-		return scan_fail(s, (uint32_t) rc, "program: %s", s->prog.error);
-	s->prog_ok = true;
-	s->prog.encoding_utf8 = req->encoding_utf8;
-	rc = ap_bloom_compile(req->program, &s->desc, &s->blooms);
-	if (rc != 0)
-		return scan_fail(s, (uint32_t) rc, "program: %s", s->blooms.error);
-	s->blooms_ok = true;
-	if (req->program != NULL && req->program->agg != NULL)
-	{
-		char		err[256];
-		uint64_t	reserved = (uint64_t) s->queue_depth * req->stripe_pages * AP_BLCKSZ +
-			s->batch_bytes;
-		uint64_t	avail = diskd_config.memory_bytes > reserved ?
-			diskd_config.memory_bytes - reserved : 0;
-		uint64_t	budget = req->program->agg->memory_bytes;
-
-		/* the table gets what the per-scan budget leaves after the read buffers */
-		if (budget > avail)
-			budget = avail;
-		rc = ap_agg_compile(req->program->agg, &s->desc, req->encoding_utf8, budget,
-							&s->agg, err, sizeof(err));
-		if (rc != 0)
-			return scan_fail(s, (uint32_t) rc, "program.%s", err);
-		/* deform what the keys and arguments read, too */
-		if (ap_agg_max_attno(s->agg) > s->prog.max_attno)
-			s->prog.max_attno = ap_agg_max_attno(s->agg);
-	}
-
-	s->values = calloc(s->prog.max_attno > s->blooms.max_attno ?
-					   s->prog.max_attno : (s->blooms.max_attno > 0 ? s->blooms.max_attno : 1),
-					   sizeof(ApValue));
-	s->evals = calloc(s->prog.nexprs > 0 ? s->prog.nexprs : 1, sizeof(ApValue));
-	s->tids = malloc(SCAN_FALLBACK_BATCH * sizeof(uint64_t));
-	s->fb_blocks = malloc(SCAN_FALLBACK_BATCH * sizeof(uint32_t));
-	if (s->values == NULL || s->evals == NULL || s->tids == NULL || s->fb_blocks == NULL)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	if (ap_xidcache_init(&s->cache, SCAN_XIDCACHE_INIT) < 0)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	s->cache_ok = true;
-	/* room for a full batch plus the row that crosses the threshold */
-	if (ap_rowbuf_init(&s->rows, s->batch_bytes + 2 * AP_BLCKSZ) < 0)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	s->rows_ok = true;
-	return 0;
-}
 
 /* Ship the buffered raw pages as one PageBatch. */
 static int
@@ -976,46 +697,6 @@ scan_units(Scan *s)
 	return 0;
 }
 
-/* Build "<data_dir-relative path>" for a locator; -1 if invalid. */
-int
-ap_relpath(const ActivePg__RelLocator *loc, char *buf, size_t buflen)
-{
-	char		dirpath[64];
-	char		verdir[256];
-	DIR		   *dir;
-	struct dirent *de;
-	int			nfound = 0;
-	int			n;
-
-	if (loc == NULL || loc->spc_oid == 0 || loc->db_oid == 0 || loc->rel_number == 0 ||
-		loc->spc_oid == SCAN_GLOBAL_TABLESPACE)
-		return -1;
-	if (loc->spc_oid == SCAN_DEFAULT_TABLESPACE)
-	{
-		n = snprintf(buf, buflen, "base/%u/%u", loc->db_oid, loc->rel_number);
-		return (n < 0 || (size_t) n >= buflen) ? -1 : 0;
-	}
-
-	/* pg_tblspc/<oid> holds one version directory per major version using it */
-	snprintf(dirpath, sizeof(dirpath), "pg_tblspc/%u", loc->spc_oid);
-	dir = opendir(dirpath);
-	if (dir == NULL)
-		return -1;
-	while ((de = readdir(dir)) != NULL)
-	{
-		if (strncmp(de->d_name, SCAN_TBLSPC_PREFIX, strlen(SCAN_TBLSPC_PREFIX)) == 0 &&
-			strlen(de->d_name) < sizeof(verdir))
-		{
-			strcpy(verdir, de->d_name);
-			nfound++;
-		}
-	}
-	closedir(dir);
-	if (nfound != 1)
-		return -1;
-	n = snprintf(buf, buflen, "%s/%s/%u/%u", dirpath, verdir, loc->db_oid, loc->rel_number);
-	return (n < 0 || (size_t) n >= buflen) ? -1 : 0;
-}
 
 /*
  * Run one scan for the request; sends RowBatch/Fallback/XidStatusRequest
@@ -1041,7 +722,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 	s->cpu_mark = cpu0;
 	active_pg__scan_stats__init(&s->stats);
 
-	if (check_request(s) < 0)
+	if (scan_check_request(s) < 0)
 		goto done;
 	if (ap_relpath(req->rel, s->relpath, sizeof(s->relpath)) < 0)
 	{
@@ -1049,7 +730,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 				  req->rel->spc_oid, SCAN_TBLSPC_PREFIX);
 		goto done;
 	}
-	if ((s->pages_mode ? prepare_pages(s) : prepare_scan(s)) < 0)
+	if ((s->pages_mode ? prepare_pages(s) : scan_prepare(s)) < 0)
 		goto done;
 	(void) scan_units(s);
 

@@ -1,0 +1,102 @@
+/*
+ * scan_internal.h
+ *	  What scan.c (running a scan) and scan_setup.c (checking a request and
+ *	  preparing its scan) share: the per-scan state and its limits.
+ */
+#ifndef DISKD_SCAN_INTERNAL_H
+#define DISKD_SCAN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "agg.h"
+#include "bloom.h"
+#include "diskd.h"
+
+#define SCAN_FALLBACK_BATCH		8192	/* TIDs or blocks per Fallback frame */
+#define SCAN_XID_ROUNDS_MAX		4		/* xmin, then xmax, then slack */
+#define SCAN_XIDCACHE_INIT		1024
+#define SCAN_MAX_ITEMS			((AP_BLCKSZ - AP_PAGE_HEADER_BYTES) / AP_ITEMID_BYTES)
+#define SCAN_DEFAULT_TABLESPACE	1663
+#define SCAN_GLOBAL_TABLESPACE	1664
+#define SCAN_TBLSPC_PREFIX		"PG_15_"
+#define SCAN_HOLD_SLICE_US		20000	/* a throttled scan checks for Cancel this often */
+#define SCAN_CPU_HOLD_MIN_US	2000	/* shortest CPU-throttle sleep (see hold_cpu) */
+
+/* vis[] value of an item whose header could not be read */
+#define SCAN_VIS_BAD_HEADER		0xFF
+
+typedef struct Scan
+{
+	ApConn	   *c;
+	const ActivePg__ScanRequest *req;
+	uint32_t	batch_bytes;
+	uint32_t	queue_depth;
+	char		relpath[1024];
+
+	ApTupleDesc desc;
+	ApSnapshot	snap;
+	ApXidCache	cache;
+	bool		cache_ok;
+	ApProgram	prog;
+	bool		prog_ok;
+	ApBloomSet	blooms;			/* Program.blooms, probed right after visibility */
+	bool		blooms_ok;
+	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */
+	ApReader   *reader;
+	ApRowBuf	rows;
+	bool		rows_ok;
+	/* AP_SCAN_MODE_PAGES: raw pages waiting for the next PageBatch */
+	bool		pages_mode;
+	unsigned char *pages;
+	uint32_t   *page_blocks;
+	uint32_t	npages;
+	uint32_t	max_pages;		/* pages per PageBatch: batch_bytes, at least one */
+	uint64_t	cpu_mark;		/* thread CPU time already stretched by --cpu-ratio */
+	int64_t		cpu_balance_us; /* emulated CPU time owed (< 0: overslept, credit) */
+	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries */
+	ApValue    *evals;			/* max(prog.nexprs, 1) computed projections */
+
+	uint64_t   *tids;			/* pending Fallback.tids */
+	uint32_t	ntids;
+	uint32_t   *fb_blocks;		/* pending Fallback.blocks */
+	uint32_t	nfb_blocks;
+
+	uint32_t	need[SCAN_MAX_ITEMS * 2];	/* this page's unresolved xids */
+	uint32_t	nneed;
+	uint32_t	need_sorted[SCAN_MAX_ITEMS * 2];
+	uint8_t		need_seen[SCAN_MAX_ITEMS * 2];
+	uint8_t		vis[SCAN_MAX_ITEMS + 1];	/* ApVis per offset number */
+	ApTupleHeader hdrs[SCAN_MAX_ITEMS + 1]; /* headers read deciding vis[] */
+
+	ActivePg__ScanStats stats;
+
+	/* how the scan ends: err_code != 0 sends Error instead of Done */
+	uint32_t	err_code;
+	char		err_msg[512];
+	bool		close_conn;		/* protocol violation: close after the Error */
+} Scan;
+
+/* qsort/bsearch comparator for xids by raw value. */
+static inline int
+scan_cmp_u32(const void *a, const void *b)
+{
+	uint32_t	x = *(const uint32_t *) a;
+	uint32_t	y = *(const uint32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Record why the scan stops (first reason wins); always returns -1. */
+int			scan_fail(Scan *s, uint32_t code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* Check the request's geometry and limits; 0 or -1 with the error set. */
+int			scan_check_request(Scan *s);
+
+/*
+ * Compile the columns, snapshot, program, Bloom filters and aggregation of
+ * an active-mode scan and allocate its buffers; 0 or -1 with the error set.
+ */
+int			scan_prepare(Scan *s);
+
+#endif							/* DISKD_SCAN_INTERNAL_H */
