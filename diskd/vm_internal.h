@@ -251,4 +251,17 @@ ApEv		ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *o
 ApEv		ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 					   uint32_t plen, bool icase, bool utf8, bool *match);
 
+/* ---------- vm_opt.c: compile-time passes ---------- */
+
+/* Mark a comparison of a column with a constant (or two columns) for eval_fast. */
+void		ap_vm_specialise_op(ApNode *n);
+
+/*
+ * Give function calls that occur more than once in prog (funcs: every
+ * N_FUNC node) one shared memo slot; returns the memo slots now assigned,
+ * starting from nmemo.
+ */
+int			ap_vm_share_subexpressions(const ApProgram *prog, ApNode **funcs, int nfuncs,
+									   int nmemo);
+
 #endif							/* DISKD_VM_INTERNAL_H */

@@ -1,0 +1,231 @@
+/*
+ * vm_opt.c
+ *	  The expression VM's compile-time passes over checked node trees:
+ *	  comparisons specialised for eval_fast, and common subexpressions given
+ *	  a shared memo slot.  Both only choose how a value is computed, never
+ *	  what it is (vm.c checks the trees, vm_eval.c evaluates them).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm_internal.h"
+
+/* Result bits of an operator for c < 0, c = 0, c > 0 (bits 0, 1, 2). */
+static uint8_t
+op_mask(int op)
+{
+	switch (op)
+	{
+		case AP_OP_EQ:
+			return 2;
+		case AP_OP_NE:
+			return 5;
+		case AP_OP_LT:
+			return 1;
+		case AP_OP_LE:
+			return 3;
+		case AP_OP_GT:
+			return 4;
+		default:
+			return 6;
+	}
+}
+
+/*
+ * Mark a comparison of a column with a non-null constant for eval_fast.  The
+ * constant evaluates to a value without side effects, so reading only the
+ * column (the operator mirrored when the constant came first) gives
+ * eval_op's result; a constant that would fall back keeps the generic path.
+ */
+void
+ap_vm_specialise_op(ApNode *n)
+{
+	const ApNode *var = n->args[0];
+	const ApNode *k = n->args[1];
+	uint8_t		mask = op_mask(n->op);
+
+	if (var->kind == N_CONST && k->kind == N_VAR)
+	{
+		const ApNode *t = var;
+
+		var = k;
+		k = t;
+		/* cmp(const, var) = -cmp(var, const): swap the < and > bits */
+		mask = (uint8_t) ((mask & 2) | ((mask & 1) << 2) | ((mask & 4) >> 2));
+	}
+	/* two integer-like columns (l_commitdate < l_receiptdate) */
+	if (var->kind == N_VAR && k->kind == N_VAR &&
+		(n->cmp == AP_CMP_INT || n->cmp == AP_CMP_DATE || n->cmp == AP_CMP_TS ||
+		 n->cmp == AP_CMP_BOOL) &&
+		var->type_kind == k->type_kind)
+	{
+		n->fast = FC_INT_COLS;
+		n->fmask = mask;
+		n->fvar = var;
+		n->fvar2 = k;
+		return;
+	}
+	if (var->kind != N_VAR || k->kind != N_CONST || k->konst.isnull ||
+		k->kev != AP_EV_VALUE)
+		return;
+
+	switch (n->cmp)
+	{
+		case AP_CMP_INT:
+		case AP_CMP_DATE:
+		case AP_CMP_TS:
+		case AP_CMP_BOOL:
+			n->fast = FC_INT;
+			n->fconst = k->kval.u.i;
+			break;
+		case AP_CMP_DATE_TS:
+			if (var->type_kind == AP_TYPE_DATE)
+			{
+				/* the column's date converts per tuple (it may fall back) */
+				n->fast = FC_DATE_TS;
+				n->fconst = k->kval.u.i;
+			}
+			else
+			{
+				int64_t		ts;
+
+				if (!ap_vm_date_to_ts((int32_t) k->kval.u.i, &ts))
+					return;
+				n->fast = FC_INT;
+				n->fconst = ts;
+			}
+			break;
+		case AP_CMP_FLOAT:
+			n->fast = FC_FLOAT;
+			break;
+		case AP_CMP_NUMERIC:
+			if (k->kval.nform != AP_NF_FIXED)
+				return;
+			n->fast = FC_NUMERIC;
+			/* a coefficient within 10^18 also compares in 64-bit form (eval_fast) */
+			if (k->kval.u.fx.coef < (ap_i128) INT64_C(1000000000000000000) &&
+				k->kval.u.fx.coef > -(ap_i128) INT64_C(1000000000000000000))
+			{
+				n->fnum64 = true;
+				n->fconst = (int64_t) k->kval.u.fx.coef;
+			}
+			break;
+		case AP_CMP_BPCHAR:
+		case AP_CMP_TEXT:
+			{
+				uint32_t	len = k->kval.u.s.len;
+
+				if (!AP_IS_STR_KIND(var->type_kind))
+					return;
+				n->fbpchar = n->cmp == AP_CMP_BPCHAR;
+				/* bpchar: trailing spaces are padding on both sides */
+				while (n->fbpchar && len > 0 && k->kval.u.s.p[len - 1] == ' ')
+					len--;
+				n->fast = FC_STR;
+				n->fconst = len;
+				break;
+			}
+		default:
+			return;
+	}
+	n->fmask = mask;
+	n->fvar = var;
+	n->fkonst = k;
+}
+
+/* Structural hash of a subtree, stored in every node (equal trees, equal hashes). */
+static uint32_t
+node_hash(ApNode *n)
+{
+	uint32_t	h = 2166136261u;
+	uint32_t	f[10] = {n->kind, n->type_kind, n->op, n->cmp, n->test, n->fn, n->field,
+		(uint32_t) n->is_not_null | ((uint32_t) n->has_default << 1),
+	(uint32_t) n->typmod, (uint32_t) n->attno};
+
+	for (int i = 0; i < 10; i++)
+		h = (h ^ f[i]) * 16777619u;
+	if (n->kind == N_CONST)
+	{
+		h = (h ^ (uint32_t) n->konst.isnull) * 16777619u;
+		for (uint32_t i = 0; !n->konst.isnull && i < n->konst.len; i++)
+			h = (h ^ n->konst.ptr[i]) * 16777619u;
+	}
+	for (int i = 0; i < n->nargs; i++)
+		h = (h ^ node_hash(n->args[i])) * 16777619u;
+	n->hash = h;
+	return h;
+}
+
+/* Do two subtrees compute the same thing (same nodes, same constants)? */
+static bool
+node_equal(const ApNode *a, const ApNode *b)
+{
+	if (a == b)
+		return true;
+	if (a->hash != b->hash || a->kind != b->kind || a->type_kind != b->type_kind ||
+		a->op != b->op || a->cmp != b->cmp || a->test != b->test || a->fn != b->fn ||
+		a->field != b->field || a->is_not_null != b->is_not_null ||
+		a->has_default != b->has_default || a->typmod != b->typmod ||
+		a->attno != b->attno || a->nargs != b->nargs)
+		return false;
+	if (a->kind == N_CONST &&
+		(a->konst.isnull != b->konst.isnull ||
+		 (!a->konst.isnull &&
+		  (a->konst.len != b->konst.len ||
+		   memcmp(a->konst.ptr, b->konst.ptr, a->konst.len) != 0))))
+		return false;
+	for (int i = 0; i < a->nargs; i++)
+		if (!node_equal(a->args[i], b->args[i]))
+			return false;
+	return true;
+}
+
+/* qsort comparator: function nodes by structural hash. */
+static int
+cmp_node_hash(const void *x, const void *y)
+{
+	uint32_t	a = (*(ApNode *const *) x)->hash;
+	uint32_t	b = (*(ApNode *const *) y)->hash;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Common subexpressions: function calls that occur more than once in the
+ * program (Q1's l_extendedprice * (1 - l_discount) in two sums) share a memo
+ * slot, so each is computed once per evaluation.  Functions are pure and
+ * deterministic, so the shared value (or fallback) is what every occurrence
+ * would have computed; CASE laziness is kept because a slot is only filled
+ * where an occurrence is actually evaluated.
+ */
+int
+ap_vm_share_subexpressions(const ApProgram *prog, ApNode **funcs, int nfuncs, int nmemo)
+{
+	if (nfuncs < 2)
+		return nmemo;
+	if (prog->filter != NULL)
+		node_hash(prog->filter->root);
+	for (int i = 0; i < prog->nexprs; i++)
+		node_hash(prog->exprs[i]->root);
+	qsort(funcs, (size_t) nfuncs, sizeof(ApNode *), cmp_node_hash);
+	for (int i = 0; i < nfuncs; i++)
+	{
+		ApNode	   *a = funcs[i];
+
+		if (a->memo >= 0)
+			continue;
+		/* a run of equal hashes; bounded so a hostile program compiles quickly */
+		for (int j = i + 1, tries = 0;
+			 j < nfuncs && funcs[j]->hash == a->hash && tries < 64; j++, tries++)
+		{
+			ApNode	   *b = funcs[j];
+
+			if (b->memo >= 0 || !node_equal(a, b))
+				continue;
+			if (a->memo < 0)
+				a->memo = nmemo++;
+			b->memo = a->memo;
+		}
+	}
+	return nmemo;
+}
