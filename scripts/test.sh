@@ -30,6 +30,8 @@ echo "== diskd unit tests"
 set +e
 as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
+as_pguser "$WORK/diskd/test/unit_vm"
+status "diskd expression VM unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
 status "diskd expression unit tests" $?
 as_pguser "$WORK/diskd/test/unit_flat"
