@@ -19,7 +19,7 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/exec.o extension/explain.o extension/launcher.o \
 	extension/bloom_planner.o extension/bloom_keys.o extension/bloom_exec.o extension/bloom_share.o \
 	extension/bloom_measure.o extension/bloom_explain.o \
-	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o \
+	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o extension/agg_merge.o \
 	extension/model.o extension/pages.o extension/pagevis.o \
 	extension/parallel.o extension/stats.o
 OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o

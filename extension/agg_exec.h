@@ -1,0 +1,112 @@
+/*
+ * agg_exec.h
+ *	  ActiveAgg's execution state, shared by its executor (agg_exec.c:
+ *	  setup, the disk program, the groups' output, EXPLAIN) and the host
+ *	  merge (agg_merge.c: partial groups from the disks and fallback tuples
+ *	  into one hash table).
+ */
+#ifndef AP_AGG_EXEC_H
+#define AP_AGG_EXEC_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "fmgr.h"
+
+#include "agg.h"
+#include "exec.h"
+
+/* One AggSpec shipped to the disks and merged on the host. */
+typedef struct ApAggSpec
+{
+	ApAggFn		fn;
+	ApTypeKind	arg_kind;		/* what the disk accumulates */
+	Expr	   *arg;			/* NULL for count(*) */
+	Expr	   *filter;			/* NULL: every row */
+	bool		widen_float4;	/* avg(float4): sum float8 of the values */
+	ExprState  *arg_state;		/* host evaluation (fallback, host mode) */
+	ExprState  *filter_state;
+	Oid			arg_type;		/* PostgreSQL type of arg */
+	Oid			state_type;		/* PostgreSQL type of the state column */
+	int16		state_len;
+	bool		state_byval;
+	FmgrInfo	better;			/* min/max: sortop(new, current) */
+	Oid			collation;
+} ApAggSpec;
+
+/* One Aggref of custom_scan_tlist. */
+typedef struct ApAggOut
+{
+	ApAggFinal	final;
+	int			spec;			/* main state */
+	int			count_spec;		/* avg: the count of the same argument */
+} ApAggOut;
+
+/* Merged state of one spec in one group (NULL state: has_value false). */
+typedef struct ApGroupState
+{
+	Datum		value;
+	int64		count;
+	bool		has_value;
+} ApGroupState;
+
+typedef struct ApAggState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	int			nkeys;
+	int			naggs;
+	int			nspecs;
+	List	   *disk_quals;		/* over the final scanrelid */
+	List	   *keys;			/* key expressions (custom_scan_tlist) */
+	List	   *aggrefs;
+	ApAggSpec  *specs;
+	ApAggOut   *outs;
+	long		ngroups_est;
+
+	/* host evaluation */
+	ExprContext *host_econtext;
+	ExprState  *disk_qual_state;
+	ExprState **key_states;
+	TupleTableSlot *heap_slot;	/* fallback and host-mode tuples */
+	TupleTableSlot *key_slot;	/* probe slot of the hash table */
+	TupleTableSlot *entry_slot; /* reading a hash entry's keys */
+	TupleDesc	partial_desc;	/* keys + states, as the disks ship them */
+	Oid		   *eq_funcs;
+	FmgrInfo   *hash_funcs;
+	Oid		   *key_collations;
+	AttrNumber *key_cols;
+
+	/* per execution */
+	MemoryContext exec_cxt;		/* sockets, hash table */
+	MemoryContext tmp_cxt;		/* per row */
+	MemoryContext out_cxt;		/* finalized values of the current group */
+	bool		filled;
+	bool		plain_done;
+	TupleHashTable hashtable;
+	TupleHashIterator iter;
+	ApGroupState *plain;		/* nkeys == 0: the one group */
+	ApDiskScan	ds;
+
+	/* statistics for EXPLAIN ANALYZE, kept across rescans */
+	ActivePg__ScanStats *disk_stats;
+	bool	   *disk_stats_valid;
+	int			stats_ndisks;
+	ApHostStats host;
+	uint64		partial_frames;
+	uint64		partial_groups;	/* partial groups received */
+	uint64		host_tuples;	/* tuples aggregated on the host */
+	uint64		groups_out;
+} ApAggState;
+
+/*
+ * Aggregate the tuple in s->heap_slot on the host (a fallback tuple, or
+ * every tuple in host mode), if it passes the disk quals.
+ */
+void		ApAggHostTuple(ApAggState *s);
+
+/* Data frame callback of the disk scan: merge an AggPartial frame at once. */
+ApFrameUse	ApAggOnFrame(void *arg, ApDiskConn *conn, ActivePg__Frame *f);
+
+#endif							/* AP_AGG_EXEC_H */
