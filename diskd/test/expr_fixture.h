@@ -56,12 +56,7 @@ TS(int64_t us)
 static ActivePg__Expr *
 T(int kind, const char *s)
 {
-	unsigned char buf[300];
-	size_t		n = strlen(s);
-
-	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
-	memcpy(buf + 1, s, n);
-	return E_const(kind, buf, n + 1, false);
+	return E_str(kind, s);
 }
 
 /*

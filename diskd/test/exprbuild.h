@@ -186,6 +186,20 @@ OP(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
 	return e;
 }
 
+/* Expr: text-like constant of kind with a short (1-byte) varlena header. */
+static inline ActivePg__Expr *
+E_str(int kind, const char *s)
+{
+	unsigned char buf[128];
+	size_t		n = strlen(s);
+
+	if (n + 1 >= sizeof(buf))
+		n = sizeof(buf) - 2;	/* tests use short strings; never overrun */
+	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
+	memcpy(buf + 1, s, n);
+	return E_const(kind, buf, n + 1, false);
+}
+
 /* Expr: AND/OR/NOT (AP_BOOL_*) of n arguments. */
 static inline ActivePg__Expr *
 E_boolexpr(int kind, int n, ActivePg__Expr **args)

@@ -322,16 +322,6 @@ static ApTupleDesc sdesc = {4, scols, 0};
 static ApValue svals[4];
 static unsigned char sstore[4][64];
 
-static ActivePg__Expr *
-str_const(int kind, const char *s)
-{
-	unsigned char buf[64];
-	size_t		n = strlen(s);
-
-	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
-	memcpy(buf + 1, s, n);
-	return E_const(kind, buf, n + 1, false);
-}
 
 
 
@@ -429,10 +419,10 @@ test_fast_compare(void)
 							}
 							else
 								set_str(col, strs[vi], wide);
-							fa = swap ? OP(ops[oi], cmp, str_const(kind, strs[ki]), E_var(col + 1)) :
-								OP(ops[oi], cmp, E_var(col + 1), str_const(kind, strs[ki]));
-							ga = swap ? OP(ops[oi], cmp, COAL1(kind, str_const(kind, strs[ki])), E_var(col + 1)) :
-								OP(ops[oi], cmp, E_var(col + 1), COAL1(kind, str_const(kind, strs[ki])));
+							fa = swap ? OP(ops[oi], cmp, E_str(kind, strs[ki]), E_var(col + 1)) :
+								OP(ops[oi], cmp, E_var(col + 1), E_str(kind, strs[ki]));
+							ga = swap ? OP(ops[oi], cmp, COAL1(kind, E_str(kind, strs[ki])), E_var(col + 1)) :
+								OP(ops[oi], cmp, E_var(col + 1), COAL1(kind, E_str(kind, strs[ki])));
 							t1 = run_filter(fa, &f1);
 							t2 = run_filter(ga, &f2);
 							CHECK(f1);
