@@ -199,6 +199,7 @@ ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 	d->bytes_shipped += st->bytes_shipped;
 	d->io_us += st->io_us;
 	d->compute_us += st->compute_us;
+	d->cpu_us += st->cpu_us;
 	d->wall_us += st->wall_us;
 	d->units_done += st->units_done;
 	d->groups_shipped += st->groups_shipped;
