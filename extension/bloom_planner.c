@@ -57,8 +57,9 @@
  * truth (l_orderkey at SF 1: 0.4 of 1.5 million), and eqjoinsel takes the
  * larger of the two columns' counts for the join too.  With the filter's expected false-positive rate f the disks return
  * (frac + (1 - frac) f) of the rows they returned before, filters taken as
- * independent.  The path pays the children's cost and the hashing of their
- * keys at startup.  The scan itself is costed by the throughput model
+ * independent.  The path pays the hashing of the small sides' keys at
+ * startup, and the small sides' own cost except where the Hash Join above
+ * shares it (bloom_share.c: it runs once, and the Hash's cost has it).  The scan itself is costed by the throughput model
  * (model.c) of the unfiltered scan with only the kept share of its rows
  * crossing to the host and a probe per key column per tuple reaching each
  * filter added to the disks' work (ApModelFilterOutput), at the unfiltered
@@ -261,7 +262,10 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 	{
 		ApBloomLevel *lv = &bp->levels[order[i]];
 
-		build += lv->child->total_cost + cpu_operator_cost * lv->nkeys * lv->child->rows;
+		/* a small side the Hash shares runs once, charged to the Hash */
+		if (bp->share_ids[order[i]] == 0)
+			build += lv->child->total_cost;
+		build += cpu_operator_cost * lv->nkeys * lv->child->rows;
 		probe_s += AP_BLOOM_PROBE_NS * 1e-9 * lv->nkeys * reaching;
 		reaching *= lv->sel;
 		sel *= lv->sel;
@@ -386,9 +390,9 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 		memcpy(bp->levels, prev->levels, sizeof(ApBloomLevel) * prev->nlevels);
 	}
 	bp->levels[bp->nlevels++] = *top;
-	ap_bloom_cost_scan(bp);
 	for (int l = 0; l < bp->nlevels; l++)
 		ap_bloom_plan_share(bp, l);
+	ap_bloom_cost_scan(bp);
 
 	lower = &bp->cpath.path;
 	for (int l = 0; l < bp->nlevels; l++)

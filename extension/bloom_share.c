@@ -15,11 +15,15 @@
  *
  * Rules of this file:
  *   - Sharing is an optimization, never a condition: the ActiveScan uses the
- *     stored rows only when the share ran to completion in the same executor
- *     state (the Hash is built before the probe side starts whenever the
- *     probe side's startup cost, which includes the filter's build, exceeds
- *     the Hash's: ExecHashJoin's rule) and its child has no parameters.
- *     Otherwise the ActiveScan runs its own child plan, as before.
+ *     stored rows when the share ran to completion in the same executor
+ *     state, or had not started yet: ExecHashJoin fetches the probe side's
+ *     first row before it builds the Hash when the probe side's startup cost
+ *     is below the Hash's, and the filter's build then runs the share's
+ *     child to its end itself; the Hash replays the stored rows afterwards.
+ *     A share whose child has parameters, or that stopped half-way, is not
+ *     used: the ActiveScan runs its own child plan instead.  So the small
+ *     side runs once whichever side starts first, and the planner charges
+ *     its cost once (bloom_planner.c).
  *   - The stored rows are exactly what the child returned; a rescan with
  *     changed parameters empties the store and runs the child again, any
  *     other rescan replays it.
@@ -50,6 +54,8 @@ typedef struct ApShareState
 	int			id;
 	PlanState  *child;
 	Tuplestorestate *store;
+	TupleTableSlot *replay;		/* a stored row, as the minimal tuple it is kept as */
+	bool		started;		/* rows were pulled from the child since the last (re)start */
 	bool		done;			/* the child ran to its end into store */
 	bool		replaying;		/* reading store instead of the child */
 	int			reader;			/* read pointer of the ActiveScan's build */
@@ -215,6 +221,9 @@ ap_share_begin(CustomScanState *node, EState *estate, int eflags)
 	/* random access: the filter's build reads the rows from the start */
 	st->store = tuplestore_begin_heap(true, false, work_mem);
 	st->reader = tuplestore_alloc_read_pointer(st->store, 0);
+	st->replay = ExecAllocTableSlot(&estate->es_tupleTable,
+									node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+									&TTSOpsMinimalTuple);
 
 	foreach(lc, ap_shares)
 	{
@@ -250,10 +259,16 @@ ap_share_next(ScanState *ss)
 	if (st->replaying)
 	{
 		tuplestore_select_read_pointer(st->store, 0);
-		if (!tuplestore_gettupleslot(st->store, true, false, scan))
+		if (!tuplestore_gettupleslot(st->store, true, false, st->replay))
 			return ExecClearTuple(scan);
+		/*
+		 * The parent's expressions take this node's slot to be virtual and
+		 * read its values without deforming (ExecComputeSlotInfo): copy.
+		 */
+		ExecCopySlot(scan, st->replay);
 		return scan;
 	}
+	st->started = true;
 	slot = ExecProcNode(st->child);
 	if (TupIsNull(slot))
 	{
@@ -294,6 +309,7 @@ ap_share_rescan(CustomScanState *node)
 		return;
 	}
 	/* new parameters, or stopped half-way: the child again, from the start */
+	st->started = false;
 	st->done = false;
 	st->replaying = false;
 	if (st->store != NULL)
@@ -315,6 +331,34 @@ ap_share_end(CustomScanState *node)
 }
 
 /*
+ * Make the share complete for a filter's build that comes before the Hash:
+ * run the child to its end into the store, which the Hash then replays.
+ * False if the share is under way (rows already went up without the rest).
+ */
+static bool
+ap_share_fill(ApShareState *st)
+{
+	if (st->done)
+		return true;
+	if (st->started || st->replaying)
+		return false;
+	st->started = true;
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(st->child);
+
+		if (TupIsNull(slot))
+			break;
+		tuplestore_puttupleslot(st->store, slot);
+	}
+	st->done = true;
+	st->replaying = true;
+	tuplestore_select_read_pointer(st->store, 0);
+	tuplestore_rescan(st->store);
+	return true;
+}
+
+/*
  * The rows of share id in estate for a filter's build, or NULL when they
  * cannot be used (see the file header).  *slot: a slot of their row type,
  * made in the caller's memory context.  Read with ApBloomShareRead.
@@ -333,7 +377,8 @@ ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot)
 
 		if (e->estate != estate || e->id != id)
 			continue;
-		if (!st->done || st->store == NULL || st->child->plan->allParam != NULL)
+		if (st->store == NULL || st->child->plan->allParam != NULL ||
+			!ap_share_fill(st))
 			return NULL;
 		*slot = MakeSingleTupleTableSlot(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 										 &TTSOpsMinimalTuple);

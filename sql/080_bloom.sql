@@ -311,6 +311,37 @@ SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.k >= rand
 CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.t = ss.t COLLATE ci');
 
+-- BloomShare: the small side runs once whichever side of the Hash Join
+-- starts first.  Here the probe side's first row is fetched before the Hash
+-- is built (its startup cost is below the Hash's), so the filter's build runs
+-- the shared small side to its end and the Hash replays the stored rows: the
+-- filter's own child is never executed.
+CREATE FUNCTION ap_share_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line NOT LIKE '%Disk%' AND line NOT LIKE '%Interconnect%' AND
+		   line NOT LIKE '%Bytes Eligible%' AND line NOT LIKE '%Fallback%' AND
+		   line NOT LIKE '%Work Items%' AND line NOT LIKE '%Xids%' THEN
+			RETURN NEXT regexp_replace(line, '\s+Memory Usage: \S+', '');
+		END IF;
+	END LOOP;
+END
+$$;
+CREATE TABLE sbig AS
+SELECT (g % 250) * 2 AS k, repeat('y', 300) AS pad FROM generate_series(1, 500) g;
+ANALYZE sbig;
+SELECT ap_share_lines('SELECT count(*), sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k');
+SELECT ap_check('SELECT bb.id, sbig.k, sbig.pad FROM bb JOIN sbig ON bb.i4 = sbig.k');
+-- ... and a Hash Join rescanned with a hash of several batches (small
+-- work_mem) rebuilds its hash from the stored rows too, while the filtered
+-- scan, whose outer parameter changed, rebuilds its filter from them
+SET work_mem = '64kB';
+SELECT ap_check('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k WHERE bb.id > p.x) FROM probe p');
+SELECT ap_share_lines('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k WHERE bb.id > p.x) FROM probe p');
+RESET work_mem;
+
 RESET active_pg.force_bloom;
 
 -- cost: chosen when the small side is selective and the big side large ...
