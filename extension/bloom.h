@@ -187,6 +187,7 @@ typedef struct ApBloomState
 	bool		shipped;		/* this execution shipped the filters */
 	uint64		rows_measured;	/* shipped rows set against every exact key set */
 	uint64		true_all;		/* of those, in every set: what ideal filters ship */
+	uint64		share_mark;		/* shares registered before this node's start */
 } ApBloomState;
 
 /*
@@ -229,7 +230,9 @@ Path	   *ApBloomSharePath(PlannerInfo *root, Path *child, int id);
  * NULL; *slot gets a slot of their row type.  ApBloomShareRead reads them.
  */
 struct Tuplestorestate;
-struct Tuplestorestate *ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot);
+uint64		ApBloomShareMark(void);
+struct Tuplestorestate *ApBloomShareRows(EState *estate, int id, uint64 mark,
+										 TupleTableSlot **slot);
 bool		ApBloomShareRead(struct Tuplestorestate *store, TupleTableSlot *slot);
 void		ApBloomShareInit(void);
 

@@ -73,6 +73,8 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 	bs->cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg bloom",
 									ALLOCSET_DEFAULT_SIZES);
 	bs->parent = &node->ss.ps;
+	/* before the children's shares: see ApBloomShareRows */
+	bs->share_mark = ApBloomShareMark();
 	forboth(lc, blooms, lp, cscan->custom_plans)
 	{
 		List	   *entry = lfirst(lc);
@@ -266,7 +268,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	TupleTableSlot *share_slot = NULL;
 
 	/* the Hash's copy of the small side, if it already ran (bloom_share.c) */
-	shared = ApBloomShareRows(estate, f->share, &share_slot);
+	shared = ApBloomShareRows(estate, f->share, bs->share_mark, &share_slot);
 	for (int k = 0; shared != NULL && k < f->nkeys; k++)
 	{
 		if (f->share_pos[k] < 1 ||

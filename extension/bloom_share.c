@@ -66,11 +66,13 @@ typedef struct ApShareEntry
 {
 	EState	   *estate;
 	int			id;
+	uint64		seq;			/* registration order */
 	ApShareState *node;
 } ApShareEntry;
 
 static List *ap_shares = NIL;	/* of ApShareEntry *, in TopMemoryContext */
 static int	ap_share_next_id = 0;
+static uint64 ap_share_seq = 0; /* shares registered so far in this backend */
 
 static Plan *ap_share_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 								List *tlist, List *clauses, List *custom_plans);
@@ -234,6 +236,7 @@ ap_share_begin(CustomScanState *node, EState *estate, int eflags)
 	e = palloc(sizeof(ApShareEntry));
 	e->estate = estate;
 	e->id = st->id;
+	e->seq = ++ap_share_seq;
 	e->node = st;
 	ap_shares = lappend(ap_shares, e);
 	MemoryContextSwitchTo(oldcxt);
@@ -358,13 +361,28 @@ ap_share_fill(ApShareState *st)
 	return true;
 }
 
+/* The registration count now: an ActiveScan takes it before its children start. */
+uint64
+ApBloomShareMark(void)
+{
+	return ap_share_seq;
+}
+
 /*
  * The rows of share id in estate for a filter's build, or NULL when they
  * cannot be used (see the file header).  *slot: a slot of their row type,
  * made in the caller's memory context.  Read with ApBloomShareRead.
+ *
+ * One share id can be in a plan twice: a join result planned both as the
+ * Hash's input and as the child plan of a filter above it carries the
+ * nested level's BloomShare in both copies.  The one of the asking scan's
+ * own copy is the first registered after the scan itself started (mark):
+ * the filtered scan is the probe side, started before its Hash Joins'
+ * Hashes, and a filter child's copy starts, whole, inside the scan that
+ * owns it.
  */
 Tuplestorestate *
-ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot)
+ApBloomShareRows(EState *estate, int id, uint64 mark, TupleTableSlot **slot)
 {
 	ListCell   *lc;
 
@@ -375,7 +393,7 @@ ApBloomShareRows(EState *estate, int id, TupleTableSlot **slot)
 		ApShareEntry *e = lfirst(lc);
 		ApShareState *st = e->node;
 
-		if (e->estate != estate || e->id != id)
+		if (e->estate != estate || e->id != id || e->seq <= mark)
 			continue;
 		if (st->store == NULL || st->child->plan->allParam != NULL ||
 			!ap_share_fill(st))

@@ -49,6 +49,22 @@ BEGIN
 END
 $$;
 
+-- EXPLAIN ANALYZE without timings and without the disks' counters, which
+-- depend on the machine: the executions of each node.
+CREATE FUNCTION ap_share_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line NOT LIKE '%Disk%' AND line NOT LIKE '%Interconnect%' AND
+		   line NOT LIKE '%Bytes Eligible%' AND line NOT LIKE '%Fallback%' AND
+		   line NOT LIKE '%Work Items%' AND line NOT LIKE '%Xids%' THEN
+			RETURN NEXT regexp_replace(line, '\s+Memory Usage: \S+', '');
+		END IF;
+	END LOOP;
+END
+$$;
+
 -- Scans are pushed down by force throughout: the Bloom decisions below are
 -- made on top of ActiveScan paths, whatever the base cost model prefers.
 -- Small sides are tables until the section on join results.
@@ -316,19 +332,6 @@ SELECT ap_bloom_lines('SELECT bb.id FROM bb JOIN ss ON bb.t = ss.t COLLATE ci');
 -- is built (its startup cost is below the Hash's), so the filter's build runs
 -- the shared small side to its end and the Hash replays the stored rows: the
 -- filter's own child is never executed.
-CREATE FUNCTION ap_share_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line NOT LIKE '%Disk%' AND line NOT LIKE '%Interconnect%' AND
-		   line NOT LIKE '%Bytes Eligible%' AND line NOT LIKE '%Fallback%' AND
-		   line NOT LIKE '%Work Items%' AND line NOT LIKE '%Xids%' THEN
-			RETURN NEXT regexp_replace(line, '\s+Memory Usage: \S+', '');
-		END IF;
-	END LOOP;
-END
-$$;
 CREATE TABLE sbig AS
 SELECT (g % 250) * 2 AS k, repeat('y', 300) AS pad FROM generate_series(1, 500) g;
 ANALYZE sbig;
@@ -341,6 +344,13 @@ SET work_mem = '64kB';
 SELECT ap_check('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k WHERE bb.id > p.x) FROM probe p');
 SELECT ap_share_lines('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k WHERE bb.id > p.x) FROM probe p');
 RESET work_mem;
+-- ... and a nested share (the join result ss JOIN s2 as the small side, s2
+-- filtered by ss's keys inside it) appears twice in the plan, in the Hash's
+-- input and in the copy that is bb's filter's child plan: each filtered
+-- scan uses the share of its own copy, so ss runs once
+SET active_pg.bloom_join_results = on;
+SELECT ap_share_lines('SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k');
+SET active_pg.bloom_join_results = off;
 
 RESET active_pg.force_bloom;
 
