@@ -341,6 +341,30 @@ ap_bloom_nblocks(size_t len)
 	return len >= AP_BLOOM_BLOCK_BYTES ? (uint32_t) (len / AP_BLOOM_BLOCK_BYTES) : 1;
 }
 
+/*
+ * AP_BLOOM_BIT_MUL^i mod 2^32, i < AP_BLOOM_HASHES_MAX: probe i's word
+ * a * AP_BLOOM_BIT_MUL^i in one multiply, so the k probes do not wait on one
+ * another (the same bits as multiplying k times in turn).
+ */
+static const uint32_t ap_bloom_bit_mul_pow[AP_BLOOM_HASHES_MAX] = {
+	UINT32_C(0x00000001),
+	UINT32_C(0x9E3779B1),
+	UINT32_C(0xFFE6CC61),
+	UINT32_C(0xCC042811),
+	UINT32_C(0x1F76BCC1),
+	UINT32_C(0x8BC6BA71),
+	UINT32_C(0x5ECD5121),
+	UINT32_C(0x6364B0D1),
+	UINT32_C(0x4B180981),
+	UINT32_C(0xF0D38B31),
+	UINT32_C(0xA49465E1),
+	UINT32_C(0xB018C991),
+	UINT32_C(0x448FE641),
+	UINT32_C(0x0149EBF1),
+	UINT32_C(0x43680AA1),
+	UINT32_C(0x6E8C7251)
+};
+
 /* Set the key's k bits: nblocks blocks of 2^log2bits bits. */
 static inline void
 ap_bloom_insert_blocks(unsigned char *bits, uint32_t nblocks, uint32_t log2bits, uint32_t k,
@@ -349,12 +373,11 @@ ap_bloom_insert_blocks(unsigned char *bits, uint32_t nblocks, uint32_t log2bits,
 	unsigned char *block = bits + ((size_t) ap_bloom_block(h, nblocks) << (log2bits - 3));
 	uint32_t	a = (uint32_t) h;
 
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k && i < AP_BLOOM_HASHES_MAX; i++)
 	{
-		uint32_t	b = a >> (32 - log2bits);
+		uint32_t	b = (a * ap_bloom_bit_mul_pow[i]) >> (32 - log2bits);
 
 		block[b >> 3] |= (unsigned char) (1u << (b & 7));
-		a *= AP_BLOOM_BIT_MUL;
 	}
 }
 
@@ -368,12 +391,11 @@ ap_bloom_probe_blocks(const unsigned char *bits, uint32_t nblocks, uint32_t log2
 	uint32_t	all = 1;
 
 	/* every bit read, no early exit: a data-dependent exit mispredicts half the time */
-	for (uint32_t i = 0; i < k; i++)
+	for (uint32_t i = 0; i < k && i < AP_BLOOM_HASHES_MAX; i++)
 	{
-		uint32_t	b = a >> (32 - log2bits);
+		uint32_t	b = (a * ap_bloom_bit_mul_pow[i]) >> (32 - log2bits);
 
 		all &= (uint32_t) block[b >> 3] >> (b & 7);
-		a *= AP_BLOOM_BIT_MUL;
 	}
 	return (all & 1) != 0;
 }
