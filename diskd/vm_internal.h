@@ -250,6 +250,8 @@ bool		ap_vm_ts_to_date(int64_t ts, int32_t *days);
 ApEv		ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out);
 ApEv		ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 					   uint32_t plen, bool icase, bool utf8, bool *match);
+ApEv		ap_vm_like_general(const unsigned char *s, uint32_t slen, const unsigned char *p,
+					   uint32_t plen, bool icase, bool utf8, bool *match);
 
 /* ---------- vm_opt.c: compile-time passes ---------- */
 

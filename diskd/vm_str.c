@@ -19,6 +19,7 @@
  *    counts the padding).
  *  - Results are built in the arena; a result that does not fit falls back.
  */
+#define _GNU_SOURCE				/* memmem */
 #include <string.h>
 
 #include "vm_internal.h"
@@ -167,6 +168,126 @@ match(const unsigned char *t, uint32_t tlen, const unsigned char *p, uint32_t pl
 	return plen == 0 ? LIKE_TRUE : LIKE_ABORT;
 }
 
+/*
+ * The common LIKE patterns (TPC-H's '%special%requests%', 'PROMO%',
+ * '%BRASS') are literals between %'s: no _, no backslash.  Such a pattern
+ * matches iff its literals occur in order without overlapping, the first at
+ * the start unless the pattern starts with %, the last at the end unless it
+ * ends with %; taking each literal's leftmost occurrence after the previous
+ * one is never worse than another choice, so a left-to-right search with
+ * memmem decides it.  Bytes suffice under UTF8 too: a literal that is valid
+ * UTF8 cannot match starting inside a character, and % counts no
+ * characters.  The split of the last pattern seen is kept per thread,
+ * with a copy of the pattern that each call compares (a scan's pattern is
+ * usually one constant of its request; a pattern column changes it).
+ */
+#define LIKE_FAST_MAX_LITS	8
+#define LIKE_FAST_MAX_BYTES	128
+
+typedef struct LikeFast
+{
+	unsigned char p[LIKE_FAST_MAX_BYTES];	/* a copy of the pattern described */
+	uint32_t	plen;
+	bool		ok;				/* literals and %'s only */
+	bool		lead;			/* starts with a literal */
+	bool		trail;			/* ends with a literal */
+	int			nlits;
+	uint32_t	off[LIKE_FAST_MAX_LITS];
+	uint32_t	len[LIKE_FAST_MAX_LITS];
+} LikeFast;
+
+static __thread LikeFast like_fast;
+
+/* Split p into its literals, or say it is not that simple a pattern. */
+static void
+like_fast_compile(LikeFast *lf, const unsigned char *p, uint32_t plen)
+{
+	uint32_t	i = 0;
+
+	lf->ok = false;
+	lf->nlits = 0;
+	lf->plen = 0;
+	if (plen == 0 || plen > LIKE_FAST_MAX_BYTES)
+		return;
+	memcpy(lf->p, p, plen);
+	lf->plen = plen;
+	lf->lead = p[0] != '%';
+	lf->trail = p[plen - 1] != '%';
+	while (i < plen)
+	{
+		uint32_t	start;
+
+		while (i < plen && p[i] == '%')
+			i++;
+		start = i;
+		while (i < plen && p[i] != '%')
+		{
+			if (p[i] == '_' || p[i] == '\\')
+				return;
+			i++;
+		}
+		if (i > start)
+		{
+			if (lf->nlits == LIKE_FAST_MAX_LITS)
+				return;
+			lf->off[lf->nlits] = start;
+			lf->len[lf->nlits] = i - start;
+			lf->nlits++;
+		}
+	}
+	lf->ok = true;
+}
+
+/* t LIKE lf's pattern (see above). */
+static bool
+like_fast_match(const LikeFast *lf, const unsigned char *t, uint32_t tlen)
+{
+	uint32_t	pos = 0;
+
+	for (int i = 0; i < lf->nlits; i++)
+	{
+		const unsigned char *lit = lf->p + lf->off[i];
+		uint32_t	len = lf->len[i];
+		const unsigned char *q;
+
+		if (i == lf->nlits - 1 && lf->trail)
+		{
+			/* the last literal ends the text, after the ones before it */
+			if (i == 0 && lf->lead)
+				return tlen == len && memcmp(t, lit, len) == 0;
+			return tlen - pos >= len && memcmp(t + tlen - len, lit, len) == 0;
+		}
+		if (i == 0 && lf->lead)
+		{
+			if (tlen < len || memcmp(t, lit, len) != 0)
+				return false;
+			pos = len;
+			continue;
+		}
+		q = memmem(t + pos, tlen - pos, lit, len);
+		if (q == NULL)
+			return false;
+		pos = (uint32_t) (q - t) + len;
+	}
+	return true;
+}
+
+/* s LIKE p by like_match.c's rules alone (the reference of the unit tests). */
+ApEv
+ap_vm_like_general(const unsigned char *s, uint32_t slen, const unsigned char *p,
+				   uint32_t plen, bool icase, bool utf8, bool *matched)
+{
+	int			m;
+
+	if (!utf8 && (!all_ascii(s, slen) || !all_ascii(p, plen)))
+		return AP_EV_FALLBACK;
+	m = match(s, slen, p, plen, icase, utf8, 0);
+	if (m == LIKE_ERROR)
+		return AP_EV_FALLBACK;
+	*matched = (m == LIKE_TRUE);
+	return AP_EV_VALUE;
+}
+
 /* s LIKE p (ILIKE when icase); AP_EV_FALLBACK where PostgreSQL errors. */
 ApEv
 ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
@@ -176,6 +297,17 @@ ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 
 	if (!utf8 && (!all_ascii(s, slen) || !all_ascii(p, plen)))
 		return AP_EV_FALLBACK;
+	if (!icase)
+	{
+		/* the pattern itself, not its address: memory is reused */
+		if (like_fast.plen != plen || plen == 0 || memcmp(like_fast.p, p, plen) != 0)
+			like_fast_compile(&like_fast, p, plen);
+		if (like_fast.ok)
+		{
+			*matched = like_fast_match(&like_fast, s, slen);
+			return AP_EV_VALUE;
+		}
+	}
 	m = match(s, slen, p, plen, icase, utf8, 0);
 	if (m == LIKE_ERROR)
 		return AP_EV_FALLBACK;

@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "exprbuild.h"
 #include "bytes.h"
+#include "vm_internal.h"
 
 /* ---------------- vm.c ---------------- */
 
@@ -760,11 +761,128 @@ test_vm_compile(void)
 	tfree_all();
 }
 
+/* Deterministic test randomness (xorshift64). */
+static uint64_t like_rng = UINT64_C(0x2545F4914F6CDD1D);
+
+static uint32_t
+like_rand(uint32_t n)
+{
+	like_rng ^= like_rng << 13;
+	like_rng ^= like_rng >> 7;
+	like_rng ^= like_rng << 17;
+	return (uint32_t) (like_rng % n);
+}
+
+/*
+ * LIKE's literal-and-% fast path against like_match.c's rules (the general
+ * matcher) on random texts and patterns: every pattern shape (leading,
+ * trailing, doubled %'s, one literal, none, _ and backslash that send it to
+ * the general path), repeated letters that make a greedy search go wrong if
+ * it were wrong, UTF8 characters, and patterns that change from call to call
+ * at the same address (the fast path keys its cache on the bytes).
+ */
+static void
+test_vm_like(void)
+{
+	static const char *const pieces[] = {"a", "b", "ab", "ba", "aa", "%", "%", "%%",
+	"_", "\\%", "\\a", "\xc3\xa9"};
+	static const char *const tpieces[] = {"a", "b", "ab", "aab", "b", "\xc3\xa9", " "};
+	unsigned char pat[64];
+	unsigned char txt[64];
+	int			fast_taken = 0;
+
+	for (int iter = 0; iter < 200000; iter++)
+	{
+		uint32_t	plen = 0;
+		uint32_t	tlen = 0;
+		int			np = (int) like_rand(6);
+		int			nt = (int) like_rand(9);
+		bool		utf8 = like_rand(4) != 0;
+		bool		m1 = false,
+					m2 = false;
+		ApEv		r1,
+					r2;
+		bool		simple = true;
+
+		for (int i = 0; i < np; i++)
+		{
+			const char *pc = pieces[like_rand(sizeof(pieces) / sizeof(pieces[0]))];
+
+			if (plen + strlen(pc) > sizeof(pat))
+				break;
+			if (strchr(pc, '_') || strchr(pc, '\\'))
+				simple = false;
+			memcpy(pat + plen, pc, strlen(pc));
+			plen += (uint32_t) strlen(pc);
+		}
+		for (int i = 0; i < nt; i++)
+		{
+			const char *tc = tpieces[like_rand(sizeof(tpieces) / sizeof(tpieces[0]))];
+
+			if (tlen + strlen(tc) > sizeof(txt))
+				break;
+			memcpy(txt + tlen, tc, strlen(tc));
+			tlen += (uint32_t) strlen(tc);
+		}
+		r1 = ap_vm_like(txt, tlen, pat, plen, false, utf8, &m1);
+		r2 = ap_vm_like_general(txt, tlen, pat, plen, false, utf8, &m2);
+		CHECK_EQ(r1, r2);
+		if (r1 == AP_EV_VALUE && r2 == AP_EV_VALUE)
+		{
+			if (m1 != m2)
+				fprintf(stderr, "LIKE '%.*s' ~ '%.*s' (utf8 %d): fast %d, general %d\n",
+						(int) tlen, txt, (int) plen, pat, utf8, m1, m2);
+			CHECK_EQ(m1, m2);
+		}
+		if (simple && plen > 0 && r1 == AP_EV_VALUE)
+			fast_taken++;
+	}
+	/* the fast path's own cases came up often enough to mean something */
+	CHECK(fast_taken > 50000);
+
+	/* the TPC-H shapes, spelled out */
+	{
+		static const struct
+		{
+			const char *t;
+			const char *p;
+			bool		m;
+		}			cases[] = {
+			{"carefully special packages requests", "%special%requests%", true},
+			{"requests special", "%special%requests%", false},
+			{"specialrequests", "%special%requests%", true},
+			{"specia requests", "%special%requests%", false},
+			{"PROMO BRUSHED", "PROMO%", true},
+			{"xPROMO", "PROMO%", false},
+			{"LARGE BRASS", "%BRASS", true},
+			{"BRASS LARGE", "%BRASS", false},
+			{"abc", "abc", true},
+			{"abcd", "abc", false},
+			{"aba", "a%a", true},
+			{"a", "a%a", false},
+			{"", "%", true},
+			{"", "", true},
+			{"x", "", false},
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		{
+			bool		m = !cases[i].m;
+
+			CHECK_EQ(ap_vm_like((const unsigned char *) cases[i].t, (uint32_t) strlen(cases[i].t),
+								(const unsigned char *) cases[i].p, (uint32_t) strlen(cases[i].p),
+								false, true, &m), AP_EV_VALUE);
+			CHECK_EQ(m, cases[i].m);
+		}
+	}
+}
+
 int
 main(void)
 {
 	test_vm_logic();
 	test_vm_compare();
 	test_vm_compile();
+	test_vm_like();
 	return TEST_DONE();
 }
