@@ -125,6 +125,24 @@ SET work_mem = '64MB';
 SET active_pg.enable_agg = off;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag GROUP BY k;
 RESET active_pg.enable_agg;
+
+-- count(x) of a NOT NULL column shares count(*)'s state at the disks (avg's
+-- count too), under the aggregate's own FILTER; a nullable column keeps its
+-- own count; decided from the relation as it is when the query starts
+CREATE TABLE nn (k int, a int NOT NULL, b int, n numeric(8,2) NOT NULL);
+INSERT INTO nn SELECT g % 7, g, CASE WHEN g % 3 = 0 THEN NULL ELSE g END, g / 4.0
+FROM generate_series(1, 5000) g;
+ANALYZE nn;
+SELECT ap_check('SELECT k, count(a) c1, count(*) c2, avg(a) a1, avg(n) a2, count(b) c3, avg(b) a3 FROM nn GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT count(a) FILTER (WHERE b > 100) c1, avg(n) FILTER (WHERE b IS NULL) a1, count(*) FILTER (WHERE a % 2 = 0) c2, count(n) c3, sum(n) s1 FROM nn', true, 'ActiveAgg');
+SELECT ap_check('SELECT count(a) c1, avg(a) a1, avg(n) a2 FROM nn WHERE a < 0', true, 'ActiveAgg');
+PREPARE nnq AS SELECT k, count(a), avg(a), count(*) FROM nn GROUP BY k ORDER BY k;
+EXECUTE nnq;
+ALTER TABLE nn ALTER COLUMN a DROP NOT NULL;
+UPDATE nn SET a = NULL WHERE k = 3;
+EXECUTE nnq;
+SELECT ap_check('SELECT k, count(a) c1, avg(a) a1, count(*) c2 FROM nn GROUP BY k', true, 'ActiveAgg');
+DEALLOCATE nnq;
 RESET active_pg.force_pushdown;
 
 -- TPC-H Q1, Q6 and Q14-style queries over a small lineitem
