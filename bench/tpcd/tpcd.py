@@ -10,8 +10,10 @@ One run compares, on the same data, for each TPC-H query Q1-Q22 (--modes):
   device         distributed devices (003's FNBD baseline, active_pg.scan_mode = 'pages'):
                  every full scan ships raw pages from the disks and the host does all the
                  work; index scans stay on the host; 2 workers per gather
-Warm timings are the median of --runs after one warm-up; --cold adds one run per
-query and mode after restarting the cluster and dropping the kernel page cache.
+Warm timings are the median of --runs after one warm-up, the modes taking turns
+run by run (each mode keeps its own session for a query's runs); --cold adds one
+run per query and mode after restarting the cluster and dropping the kernel page
+cache.
 
 Checks built in: every mode's full result set must equal the serial one, as
 text, row by row (numeric columns exactly).  Columns of type real / double
@@ -326,6 +328,107 @@ def run_session(cl, mode, sql, nexec, timeout_s):
     return "ok", execs, ""
 
 
+class PsqlSession:
+    """One psql process kept open for one mode of one query.
+
+    The warm runs of the modes take turns (serial, parallel, active, ...,
+    then again), each mode in its own backend for all its runs: a machine
+    whose speed drifts during a query's measurement then slows every mode
+    alike, where runs grouped by mode gave the drift to whichever mode ran
+    then.  The backend lives through the runs as before (warm caches, the
+    cost model's learned rates).  psql runs line-buffered (stdbuf) so each
+    statement's output can be read as soon as it is printed; stderr comes
+    with it."""
+
+    END = "@@end-of-statement@@"
+
+    def __init__(self, conn, preamble):
+        cmd = ["stdbuf", "-oL", "-eL", "psql", "-X", "-q", "-A", "-t", "-F", FIELD_SEP,
+               "-d", conn]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.alive = True
+        out = self.execute(preamble)
+        if any(self.error_line(l) for l in out):
+            self.close()
+            die("psql session setup failed: %s" % "\n".join(out))
+
+    @staticmethod
+    def error_line(line):
+        return re.match(r"^(psql:[^ ]*: )?(ERROR|FATAL|PANIC):", line) is not None
+
+    def execute(self, sql):
+        """The lines psql prints for sql (results, Time:, messages)."""
+        if not self.alive:
+            return ["ERROR:  psql session ended"]
+        self.p.stdin.write(sql + "\n\\echo " + self.END + "\n")
+        self.p.stdin.flush()
+        lines = []
+        while True:
+            line = self.p.stdout.readline()
+            if line == "":
+                self.alive = False
+                lines.append("ERROR:  psql session ended")
+                break
+            line = line.rstrip("\n")
+            if line == self.END:
+                break
+            lines.append(line)
+        return lines
+
+    def close(self):
+        if self.alive:
+            try:
+                self.p.stdin.close()
+            except OSError:
+                pass
+        self.p.wait()
+        self.alive = False
+
+
+def run_interleaved(cl, modes, sql, nexec, timeout_s):
+    """Run sql nexec times per mode, the modes taking turns, each mode in its
+    own session.  Returns {mode: (status, [(rows, ms)], error text)} as
+    run_session does; a mode stops at its first error or timeout."""
+    out = {}
+    sessions = {}
+    for mode in modes:
+        sessions[mode] = PsqlSession(cl.conn(), MODES[mode] +
+                                     "\nSET statement_timeout = '%ds';\n\\pset null '<NULL>'\n"
+                                     "\\timing on" % timeout_s)
+        out[mode] = ["ok", [], ""]
+    try:
+        for i in range(nexec):
+            # a different mode leads each round
+            order = modes[i % len(modes):] + modes[:i % len(modes)]
+            for mode in order:
+                st = out[mode]
+                if st[0] != "ok":
+                    continue
+                lines = sessions[mode].execute(sql + ";")
+                errs = [l for l in lines if PsqlSession.error_line(l)]
+                if errs:
+                    st[0] = "timeout" if any("statement timeout" in l for l in errs) else "error"
+                    st[2] = "\n".join(errs)
+                    continue
+                rows, ms = [], None
+                for line in lines:
+                    m = re.match(r"^Time: ([0-9.]+) ms", line)
+                    if m:
+                        ms = float(m.group(1))
+                    else:
+                        rows.append(line)
+                if ms is None:
+                    st[0] = "error"
+                    st[2] = "no timing in psql's output"
+                    continue
+                st[1].append((rows, ms))
+    finally:
+        for sess in sessions.values():
+            sess.close()
+    return {m: tuple(v) for m, v in out.items()}
+
+
 def column_types(cl, sql):
     r = psql(MODES["serial"] + "\n" + sql + "\n\\gdesc", cl.conn(), check=False)
     if r.returncode != 0:
@@ -423,9 +526,10 @@ def bench_queries(cl, args, queries, modes):
         sql = read_query(q)
         types = column_types(cl, sql)
         row = {"q": q, "time": {}, "status": {}, "rows": {}, "cold": {}, "check": "ok", "nrows": None}
+        t1 = time.time()
+        by_mode = run_interleaved(cl, list(modes), sql, 1 + args.runs, args.timeout_s)
         for mode in modes:
-            t1 = time.time()
-            status, execs, err = run_session(cl, mode, sql, 1 + args.runs, args.timeout_s)
+            status, execs, err = by_mode[mode]
             row["status"][mode] = status
             if status == "ok":
                 times = [ms for _, ms in execs[1:]] or [execs[0][1]]
@@ -435,15 +539,15 @@ def bench_queries(cl, args, queries, modes):
                     if compare(execs[0][0], rows, types) == "MISMATCH":
                         row["check"] = "MISMATCH"
                         failures.append("Q%d %s: results differ between runs of the same mode" % (q, mode))
-                log("Q%-2d %-8s warm median %10.1f ms  (runs %s; %.1f s)" % (
-                    q, mode, row["time"][mode], ", ".join("%.1f" % ms for _, ms in execs[1:]),
-                    time.time() - t1))
+                log("Q%-2d %-8s warm median %10.1f ms  (runs %s)" % (
+                    q, mode, row["time"][mode], ", ".join("%.1f" % ms for _, ms in execs[1:])))
             else:
-                log("Q%-2d %-8s %s after %.1f s %s" % (q, mode, status.upper(), time.time() - t1,
-                                                       err.splitlines()[0] if err else ""))
+                log("Q%-2d %-8s %s %s" % (q, mode, status.upper(),
+                                          err.splitlines()[0] if err else ""))
                 if status == "error":
                     failures.append("Q%d %s: error: %s" % (q, mode, err))
                     row["check"] = "ERROR"
+        log("Q%-2d all modes, runs in turn: %.1f s" % (q, time.time() - t1))
         ok_modes = [m for m in modes if row["status"][m] == "ok"]
         if ok_modes:
             ref_mode = ok_modes[0]
@@ -655,7 +759,8 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
     L.append("# TPC-D (TPC-H Q1-Q22) on active_pg, SF %s, %s" % (args.sf, today))
     L.append("")
     L.append("Machine: %s. %s" % (env_info["machine"], env_info["settings"]))
-    L.append("Warm: median of %d runs after one warm-up, in ms. Speedups are active vs serial / "
+    L.append("Warm: median of %d runs after one warm-up, in ms, the modes taking turns run by "
+             "run (each in its own session). Speedups are active vs serial / "
              "active vs parallel (>1 = pushdown faster). Disk bytes read, bytes shipped and "
              "reduction come from `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON)` of the active mode "
              "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's." % args.runs)
