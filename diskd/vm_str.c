@@ -293,11 +293,7 @@ ApEv
 ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 		   uint32_t plen, bool icase, bool utf8, bool *matched)
 {
-	int			m;
-
-	if (!utf8 && (!all_ascii(s, slen) || !all_ascii(p, plen)))
-		return AP_EV_FALLBACK;
-	if (!icase)
+	if (!icase && (utf8 || (all_ascii(s, slen) && all_ascii(p, plen))))
 	{
 		/* the pattern itself, not its address: memory is reused */
 		if (like_fast.plen != plen || plen == 0 || memcmp(like_fast.p, p, plen) != 0)
@@ -308,11 +304,7 @@ ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 			return AP_EV_VALUE;
 		}
 	}
-	m = match(s, slen, p, plen, icase, utf8, 0);
-	if (m == LIKE_ERROR)
-		return AP_EV_FALLBACK;
-	*matched = (m == LIKE_TRUE);
-	return AP_EV_VALUE;
+	return ap_vm_like_general(s, slen, p, plen, icase, utf8, matched);
 }
 
 /* A string argument as text: bpchar loses its padding. */
