@@ -654,7 +654,8 @@ def tpcb_concurrent(cl, args):
     subprocess.run(["pgbench", "-i", "-q", "-s", str(args.tpcb_scale), conn], check=True,
                    capture_output=True)
     plan = psql("SET active_pg.force_pushdown = on; EXPLAIN (COSTS OFF) " + TPCB_CHECKS[0], conn).stdout
-    pushed = "ActiveScan" in plan
+    # ActiveAgg aggregates at the disks, ActiveScan filters there: either is pushdown
+    pushed = any(("Custom Scan (%s)" % prov) in plan for prov in PUSHDOWN_PROVIDERS)
     tx = "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSET LOCAL active_pg.force_pushdown = on;\n" \
          "SET LOCAL max_parallel_workers_per_gather = 0;\n\\echo @@on\n"
     tx += "".join(q + ";\n" for q in TPCB_CHECKS)
