@@ -794,7 +794,9 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
         tot = {m: sum(res[q]["time"][m] for q in ok) for m in modes}
         cells = ["**%s** (%d)" % (label, len(ok))] + ["%.1f" % tot[m] for m in modes]
         if args.cold:
-            cells += [""] * len(modes)
+            # the cold totals over the queries every mode ran cold
+            cok = [q for q in qs if all(isinstance(res[q]["cold"].get(m), float) for m in modes)]
+            cells += ["%.1f" % sum(res[q]["cold"][m] for q in cok) if cok else "" for m in modes]
         cells += [fmt_x(tot.get("serial"), tot.get("active")), fmt_x(tot.get("parallel"), tot.get("active")),
                   "", "", "", "", "", "", ""]
         L.append("| " + " | ".join(cells) + " |")
