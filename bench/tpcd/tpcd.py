@@ -33,36 +33,16 @@ import difflib
 import json
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(os.path.dirname(HERE))
-FLOAT_REL_TOL = 1e-9
-FIELD_SEP = "\x1f"
-TABLES = ["region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem"]
-PUSHDOWN_PROVIDERS = ("ActiveScan", "ActiveAgg")
+from tpcd_common import (FIELD_SEP, FLOAT_REL_TOL, HERE, MODES, PUSHDOWN_PROVIDERS, TABLES, die,
+                         log, psql, run_interleaved, run_session)
+from tpcd_pgbench import PGBENCH_MIX, TPCB_CHECKS, pgbench_streams, tpcb_concurrent
 
-MODES = {
-    "serial": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 0;",
-    "parallel": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 2;",
-    # the disks read through the page cache, as stock PostgreSQL does (warm and cold alike)
-    "active": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
-              "SET max_parallel_workers_per_gather = 2;",
-    "active-serial": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
-                     "SET max_parallel_workers_per_gather = 0;",
-    # Sequential scans are disabled, so every full scan is an ActiveScan in the
-    # page-shipping mode (index scans stay PostgreSQL's); Bloom filters and
-    # aggregation are the disks' computation, which devices do not have.
-    "device": "SET active_pg.enable = on; SET active_pg.scan_mode = 'pages'; "
-              "SET active_pg.enable_bloom = off; SET active_pg.enable_agg = off; "
-              "SET active_pg.direct_io = off; SET enable_seqscan = off; "
-              "SET max_parallel_workers_per_gather = 2;",
-}
 
 # Selectivity savings reported by the papers, for comparison with our
 # reduction factor (disk bytes read / bytes shipped to the host).
@@ -91,18 +71,6 @@ PAPER = {
     13: "(000's Q13 is TPC-D's clerk query: qual 1250, agg 1.0; not comparable)",
     17: "000: lineitem scan 3.6, agg 5.8",
 }
-
-T0 = time.time()
-
-
-def log(msg):
-    print("[%7.1fs] %s" % (time.time() - T0, msg), flush=True)
-
-
-def die(msg):
-    print("tpcd: " + msg, file=sys.stderr, flush=True)
-    sys.exit(2)
-
 
 # ---------------------------------------------------------------- cluster --
 
@@ -225,16 +193,6 @@ def drop_caches():
         return False
 
 
-def psql(sql, conn, check=True, settings="", extra=()):
-    """Run an SQL script with psql, unaligned, tuples only; returns CompletedProcess."""
-    cmd = ["psql", "-X", "-q", "-A", "-t", "-F", FIELD_SEP, "-v", "ON_ERROR_STOP=1", "-d", conn]
-    cmd += list(extra)
-    r = subprocess.run(cmd, input=settings + "\n" + sql + "\n", capture_output=True, text=True)
-    if check and r.returncode != 0:
-        die("psql failed: %s\n%s" % (sql[:200], r.stderr))
-    return r
-
-
 # ------------------------------------------------------------------- data --
 
 def generate(sf, cache):
@@ -299,134 +257,6 @@ def read_query(q):
     text = open(os.path.join(HERE, "queries", "%d.sql" % q)).read()
     lines = [l for l in text.splitlines() if not l.strip().startswith("--")]
     return "\n".join(lines).strip().rstrip(";")
-
-
-def run_session(cl, mode, sql, nexec, timeout_s):
-    """Run SQL nexec times in one session.  Returns (status, [(rows, ms)], stderr).
-
-    status is "ok", "timeout" or "error".  psql stops at the first error."""
-    script = (MODES[mode] + "\nSET statement_timeout = '%ds';\n\\pset null '<NULL>'\n\\timing on\n"
-              % timeout_s)
-    for i in range(nexec):
-        script += "\\echo @@exec %d\n%s;\n" % (i, sql)
-    r = psql(script, cl.conn(), check=False)
-    execs, cur = [], None
-    for line in r.stdout.splitlines():
-        if line.startswith("@@exec "):
-            cur = []
-            continue
-        m = re.match(r"^Time: ([0-9.]+) ms", line)
-        if m and cur is not None:
-            execs.append((cur, float(m.group(1))))
-            cur = None
-            continue
-        if cur is not None:
-            cur.append(line)
-    if r.returncode != 0:
-        status = "timeout" if "statement timeout" in r.stderr else "error"
-        return status, execs, r.stderr.strip()
-    return "ok", execs, ""
-
-
-class PsqlSession:
-    """One psql process kept open for one mode of one query.
-
-    The warm runs of the modes take turns (serial, parallel, active, ...,
-    then again), each mode in its own backend for all its runs: a machine
-    whose speed drifts during a query's measurement then slows every mode
-    alike, where runs grouped by mode gave the drift to whichever mode ran
-    then.  The backend lives through the runs as before (warm caches, the
-    cost model's learned rates).  psql runs line-buffered (stdbuf) so each
-    statement's output can be read as soon as it is printed; stderr comes
-    with it."""
-
-    END = "@@end-of-statement@@"
-
-    def __init__(self, conn, preamble):
-        cmd = ["stdbuf", "-oL", "-eL", "psql", "-X", "-q", "-A", "-t", "-F", FIELD_SEP,
-               "-d", conn]
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, bufsize=1)
-        self.alive = True
-        out = self.execute(preamble)
-        if any(self.error_line(l) for l in out):
-            self.close()
-            die("psql session setup failed: %s" % "\n".join(out))
-
-    @staticmethod
-    def error_line(line):
-        return re.match(r"^(psql:[^ ]*: )?(ERROR|FATAL|PANIC):", line) is not None
-
-    def execute(self, sql):
-        """The lines psql prints for sql (results, Time:, messages)."""
-        if not self.alive:
-            return ["ERROR:  psql session ended"]
-        self.p.stdin.write(sql + "\n\\echo " + self.END + "\n")
-        self.p.stdin.flush()
-        lines = []
-        while True:
-            line = self.p.stdout.readline()
-            if line == "":
-                self.alive = False
-                lines.append("ERROR:  psql session ended")
-                break
-            line = line.rstrip("\n")
-            if line == self.END:
-                break
-            lines.append(line)
-        return lines
-
-    def close(self):
-        if self.alive:
-            try:
-                self.p.stdin.close()
-            except OSError:
-                pass
-        self.p.wait()
-        self.alive = False
-
-
-def run_interleaved(cl, modes, sql, nexec, timeout_s):
-    """Run sql nexec times per mode, the modes taking turns, each mode in its
-    own session.  Returns {mode: (status, [(rows, ms)], error text)} as
-    run_session does; a mode stops at its first error or timeout."""
-    out = {}
-    sessions = {}
-    for mode in modes:
-        sessions[mode] = PsqlSession(cl.conn(), MODES[mode] +
-                                     "\nSET statement_timeout = '%ds';\n\\pset null '<NULL>'\n"
-                                     "\\timing on" % timeout_s)
-        out[mode] = ["ok", [], ""]
-    try:
-        for i in range(nexec):
-            # a different mode leads each round
-            order = modes[i % len(modes):] + modes[:i % len(modes)]
-            for mode in order:
-                st = out[mode]
-                if st[0] != "ok":
-                    continue
-                lines = sessions[mode].execute(sql + ";")
-                errs = [l for l in lines if PsqlSession.error_line(l)]
-                if errs:
-                    st[0] = "timeout" if any("statement timeout" in l for l in errs) else "error"
-                    st[2] = "\n".join(errs)
-                    continue
-                rows, ms = [], None
-                for line in lines:
-                    m = re.match(r"^Time: ([0-9.]+) ms", line)
-                    if m:
-                        ms = float(m.group(1))
-                    else:
-                        rows.append(line)
-                if ms is None:
-                    st[0] = "error"
-                    st[2] = "no timing in psql's output"
-                    continue
-                st[1].append((rows, ms))
-    finally:
-        for sess in sessions.values():
-            sess.close()
-    return {m: tuple(v) for m, v in out.items()}
 
 
 def column_types(cl, sql):
@@ -583,119 +413,6 @@ def bench_queries(cl, args, queries, modes):
     return res, failures
 
 
-# ---------------------------------------------------------------- pgbench --
-
-PGBENCH_MIX = [1, 6, 14]
-
-
-def parse_pgbench(out):
-    tps = re.search(r"tps = ([0-9.]+) \(without initial", out)
-    lat = re.search(r"latency average = ([0-9.]+) ms", out)
-    std = re.search(r"latency stddev = ([0-9.]+) ms", out)
-    txs = re.search(r"number of transactions actually processed: ([0-9]+)", out)
-    fail = re.search(r"number of failed transactions: ([0-9]+)", out)
-    return {"tps": float(tps.group(1)) if tps else None,
-            "lat_ms": float(lat.group(1)) if lat else None,
-            "lat_std_ms": float(std.group(1)) if std else None,
-            "txs": int(txs.group(1)) if txs else None,
-            "failed": int(fail.group(1)) if fail else 0}
-
-
-def pgbench_env(mode):
-    """The mode's settings (MODES) as PGOPTIONS for pgbench's sessions."""
-    env = dict(os.environ)
-    opts = re.findall(r"SET (\S+) = ([^;]+);", MODES[mode])
-    env["PGOPTIONS"] = " ".join("-c %s=%s" % (k, v.strip().strip("'")) for k, v in opts)
-    return env
-
-
-def pgbench_streams(cl, args, modes):
-    """TPC-D throughput: the Q1/Q6/Q14 mix as pgbench custom scripts, -c 1,2,4."""
-    out = []
-    scripts = []
-    for q in PGBENCH_MIX:
-        scripts += ["-f", os.path.join(HERE, "pgbench", "q%d.sql" % q)]
-    for c in args.pgbench_clients:
-        for mode in modes:
-            cmd = ["pgbench", "-n", "-c", str(c), "-j", str(c), "-T", str(args.pgbench_seconds)] + \
-                scripts + [cl.conn()]
-            r = subprocess.run(cmd, capture_output=True, text=True, env=pgbench_env(mode))
-            p = parse_pgbench(r.stdout)
-            p.update({"clients": c, "mode": mode, "rc": r.returncode})
-            if r.returncode != 0:
-                p["error"] = r.stderr.strip()[-500:]
-            log("pgbench Q%s mix -c %d %-8s tps %s latency %s ms" % (
-                "/".join(map(str, PGBENCH_MIX)), c, mode, p["tps"], p["lat_ms"]))
-            out.append(p)
-    return out
-
-
-TPCB_CHECKS = [
-    "SELECT count(*), sum(abalance::bigint), min(aid), max(aid) FROM pgbench_accounts WHERE abalance <> 0",
-    "SELECT count(*), sum(abalance::bigint) FROM pgbench_accounts WHERE bid = 1 AND abalance BETWEEN -2000 AND 2000",
-    "SELECT count(*), sum(abalance::bigint) FROM pgbench_accounts",
-]
-
-
-def tpcb_concurrent(cl, args):
-    """Stock TPC-B pgbench (-c 2) writing pgbench_accounts while pushed-down scans
-    of it run; each scan is compared with the same query, pushdown off, in the
-    same REPEATABLE READ snapshot.  Also TPC-B's invariant sum(abalance) =
-    sum(delta) of pgbench_history, with the accounts side pushed down."""
-    db = "tpcb"
-    if cl.own:
-        psql("DROP DATABASE IF EXISTS tpcb", cl.conn("postgres"))
-        psql("CREATE DATABASE tpcb", cl.conn("postgres"))
-        cl.ensure_extension("tpcb")
-    else:
-        db = cl.db
-    conn = cl.conn(db)
-    log("pgbench -i -s %d (TPC-B) in database %s" % (args.tpcb_scale, db))
-    subprocess.run(["pgbench", "-i", "-q", "-s", str(args.tpcb_scale), conn], check=True,
-                   capture_output=True)
-    plan = psql("SET active_pg.force_pushdown = on; EXPLAIN (COSTS OFF) " + TPCB_CHECKS[0], conn).stdout
-    # ActiveAgg aggregates at the disks, ActiveScan filters there: either is pushdown
-    pushed = any(("Custom Scan (%s)" % prov) in plan for prov in PUSHDOWN_PROVIDERS)
-    tx = "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSET LOCAL active_pg.force_pushdown = on;\n" \
-         "SET LOCAL max_parallel_workers_per_gather = 0;\n\\echo @@on\n"
-    tx += "".join(q + ";\n" for q in TPCB_CHECKS)
-    tx += "SET LOCAL active_pg.force_pushdown = off;\nSET LOCAL active_pg.enable = off;\n\\echo @@off\n"
-    tx += "".join(q + ";\n" for q in TPCB_CHECKS)
-    tx += "SELECT count(*), coalesce(sum(delta), 0) FROM pgbench_history;\nCOMMIT;\n"
-    env = pgbench_env("serial")
-    bg = subprocess.Popen(["pgbench", "-n", "-c", "2", "-j", "2", "-T", str(args.pgbench_seconds), conn],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    checks = mismatches = 0
-    details = []
-    base = None
-    while bg.poll() is None:
-        r = psql(tx, conn, check=False)
-        if r.returncode != 0:
-            mismatches += 1
-            details.append("check transaction failed: " + r.stderr.strip()[:300])
-            continue
-        on, off = r.stdout.split("@@on\n", 1)[1].split("@@off\n", 1)
-        on_rows = on.strip().splitlines()
-        off_rows = off.strip().splitlines()
-        hist = off_rows[-1].split(FIELD_SEP)
-        checks += 1
-        total_on = on_rows[2].split(FIELD_SEP)[1]
-        if base is None:
-            base = int(total_on) - int(hist[1])
-        if on_rows != off_rows[:3] or int(total_on) - int(hist[1]) != base:
-            mismatches += 1
-            details.append("on=%r off=%r history=%r" % (on_rows, off_rows, hist))
-    so, se = bg.communicate()
-    p = parse_pgbench(so)
-    p.update({"checks": checks, "mismatches": mismatches, "details": details[:5], "pushed": pushed,
-              "plan": plan, "rc": bg.returncode, "history_rows": None})
-    if bg.returncode != 0:
-        p["error"] = se.strip()[-500:]
-    log("TPC-B -c 2 %d s: tps %s; %d concurrent scan checks, %d mismatches (pushed down: %s)" % (
-        args.pgbench_seconds, p["tps"], checks, mismatches, pushed))
-    return p
-
-
 # ----------------------------------------------------------------- report --
 
 def fmt_ms(v):
@@ -732,7 +449,6 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
     today = datetime.date.today().isoformat()
     os.makedirs(args.out, exist_ok=True)
     base = os.path.join(args.out, "%s-sf%s%s" % (today, args.sf, "" if args.vacuum else "-novacuum"))
-    has = lambda m: m in modes
     # CSV: one row per query
     with open(base + ".csv", "w", newline="") as f:
         w = csv.writer(f)
