@@ -30,6 +30,7 @@ echo "== diskd unit tests"
 set +e
 as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
+as_pguser "$WORK/diskd/test/unit_vis"
 as_pguser "$WORK/diskd/test/unit_vm"
 status "diskd expression VM unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
