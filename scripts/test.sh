@@ -31,6 +31,7 @@ set +e
 as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
 as_pguser "$WORK/diskd/test/unit_vis"
+status "diskd visibility unit tests" $?
 as_pguser "$WORK/diskd/test/unit_vm"
 status "diskd expression VM unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
@@ -43,6 +44,8 @@ as_pguser "$WORK/diskd/test/frames"
 status "diskd frame decoding tests" $?
 as_pguser "$WORK/diskd/test/bloom"
 status "diskd Bloom filter tests" $?
+as_pguser "$WORK/diskd/test/bloom_probe"
+status "diskd Bloom probe tests" $?
 as_pguser "$WORK/diskd/test/throttle"
 status "diskd emulation throttle tests" $?
 
