@@ -13,7 +13,7 @@ DATA = sql/active_pg--0.1.sql
 PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
 
 EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
-	extension/shippable_tables.o \
+	extension/shippable_tables.o extension/shippable_quals.o \
 	extension/planner.o extension/encode.o extension/client.o \
 	extension/diskaddr.o \
 	extension/exec.o extension/explain.o extension/launcher.o \

@@ -70,6 +70,14 @@ bool		ApIsHostConstant(Node *node);
 bool		ApIsShippableValue(Index relid, Expr *expr, ApTypeKind *kind);
 
 /*
+ * Can a disk evaluate this boolean qual exactly?  *nodes: the size of its
+ * encoding, its root placed below the AND that joins several disk quals
+ * (shippable.c; shippable_quals.c keeps the program within the limits).
+ */
+bool		ApQualShippable(PlannerInfo *root, RelOptInfo *baserel, Expr *expr,
+							int64 *nodes);
+
+/*
  * As ApClassifyQuals, but both outputs stay RestrictInfo lists (the planner
  * needs them for selectivity and cost estimation).  Pseudoconstant clauses
  * appear in neither list.
