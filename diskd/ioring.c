@@ -14,6 +14,14 @@
  *     can never overflow.  The slot handed to the caller is recycled for the
  *     next unit when the caller asks for the next chunk: while the caller
  *     decodes one buffer the kernel fills the others.
+ *   - Read-ahead adapts, like the kernel's: at most `window` units are
+ *     read ahead of the caller, starting at READER_WINDOW_START and doubling
+ *     (up to nslots) each time the caller finds nothing completed.  A read
+ *     served from the page cache completes inside io_uring_enter, copying the
+ *     unit into its buffer there and then; a deep queue would copy it long
+ *     before it is decoded, and out of the CPU cache again.  Reads that wait
+ *     for a device grow the window to the full queue depth within a few
+ *     units.
  *   - Buffers are page-aligned (O_DIRECT), one mapping, registered once; reads use
  *     read_fixed.  If registration is refused (e.g. RLIMIT_MEMLOCK) plain
  *     reads into the same buffers are used.
@@ -49,6 +57,7 @@
 #define READER_MEMLOCK_SHARE	16	/* register at most 1/16 of RLIMIT_MEMLOCK */
 
 #define READER_BUF_CACHE		4	/* idle buffer mappings kept for the next scans */
+#define READER_WINDOW_START		2	/* units read ahead while reads complete at once */
 
 static size_t memlock_share_bytes(void);
 
@@ -153,6 +162,10 @@ struct ApReader
 	uint32_t   *ready;			/* FIFO of completed slots (ring of nslots) */
 	uint32_t	ready_head;
 	uint32_t	nready;
+	uint32_t   *idle;			/* stack of slots holding no unit */
+	uint32_t	nidle;
+	uint32_t	window;			/* units in flight or ready at most (<= nslots) */
+	bool		exhausted;		/* every unit of ours has been started */
 	int			current;		/* slot lent to the caller, -1 if none */
 	int			inflight;		/* submitted reads whose CQE is not reaped */
 	int			unsubmitted;	/* prepared SQEs not yet submitted */
@@ -372,6 +385,30 @@ complete_read(ApReader *r, uint64_t user_data, int res, char *errbuf, size_t err
 	return 0;
 }
 
+/*
+ * Start units on idle slots until window units are in flight or ready (or
+ * ours run out); 0 or -errno.  The SQEs are submitted by submit_queued.
+ */
+static int
+fill_window(ApReader *r, char *errbuf, size_t errlen)
+{
+	while (!r->exhausted && r->nidle > 0 &&
+		   r->nslots - r->nidle - (r->current >= 0 ? 1 : 0) < r->window)
+	{
+		uint32_t	slot = r->idle[--r->nidle];
+		int			rc = start_unit(r, slot, errbuf, errlen);
+
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+		{
+			r->idle[r->nidle++] = slot;
+			r->exhausted = true;
+		}
+	}
+	return 0;
+}
+
 /* Open a reader over this disk's stripe units of relpath's main fork. */
 ApReader *
 ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
@@ -439,9 +476,15 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 
 	r->slots = calloc(r->nslots, sizeof(ReadSlot));
 	r->ready = calloc(r->nslots, sizeof(uint32_t));
+	r->idle = calloc(r->nslots, sizeof(uint32_t));
 	iov = calloc(r->nslots, sizeof(struct iovec));
-	if (r->slots == NULL || r->ready == NULL || iov == NULL)
+	if (r->slots == NULL || r->ready == NULL || r->idle == NULL || iov == NULL)
 		goto oom;
+	/* slot 0 on top: the first units go to the lowest buffers */
+	for (i = 0; i < r->nslots; i++)
+		r->idle[i] = r->nslots - 1 - i;
+	r->nidle = r->nslots;
+	r->window = READER_WINDOW_START < r->nslots ? READER_WINDOW_START : r->nslots;
 	/*
 	 * One anonymous mapping for all buffers: page-aligned for O_DIRECT, and
 	 * pinned as few pages as possible when registered (RLIMIT_MEMLOCK).
@@ -499,17 +542,9 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	free(iov);
 	iov = NULL;
 
-	/* Fill the queue: every slot gets a unit. */
-	for (i = 0; i < r->nslots; i++)
-	{
-		rc = start_unit(r, i, errbuf, errlen);
-		if (rc < 0)
-		{
-			*err = AP_ERR_IO;
-			goto fail;
-		}
-	}
-	rc = submit_queued(r, errbuf, errlen);
+	rc = fill_window(r, errbuf, errlen);
+	if (rc == 0)
+		rc = submit_queued(r, errbuf, errlen);
 	if (rc < 0)
 	{
 		*err = AP_ERR_IO;
@@ -534,6 +569,7 @@ int
 ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 {
 	int			rc;
+	bool		waited = false;
 
 	if (r->failed)
 	{
@@ -542,14 +578,12 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 	}
 	if (r->current >= 0)
 	{
-		uint32_t	slot = (uint32_t) r->current;
-
+		r->idle[r->nidle++] = (uint32_t) r->current;
 		r->current = -1;
-		rc = start_unit(r, slot, errbuf, errlen);
-		if (rc < 0)
-			return r->failed = rc;
 	}
-	rc = submit_queued(r, errbuf, errlen);
+	rc = fill_window(r, errbuf, errlen);
+	if (rc == 0)
+		rc = submit_queued(r, errbuf, errlen);
 	if (rc < 0)
 		return r->failed = rc;
 
@@ -561,6 +595,21 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 		if (r->inflight == 0)
 			return 0;			/* every unit of ours delivered */
 
+		/*
+		 * Nothing completed, or what completed was short: the reads wait for
+		 * a device, so read further ahead.
+		 */
+		if ((waited || io_uring_peek_cqe(&r->ring, &cqe) != 0) && r->window < r->nslots)
+		{
+			r->window = r->window * 2 < r->nslots ? r->window * 2 : r->nslots;
+			rc = fill_window(r, errbuf, errlen);
+			if (rc == 0)
+				rc = submit_queued(r, errbuf, errlen);
+			if (rc < 0)
+				return r->failed = rc;
+		}
+
+		waited = true;
 		t0 = now_us();
 		rc = io_uring_wait_cqe(&r->ring, &cqe);
 		r->wait_us += now_us() - t0;
@@ -653,6 +702,7 @@ ap_reader_close(ApReader *r)
 		bufs_put(r->bufs, r->bufs_bytes);
 	free(r->slots);
 	free(r->ready);
+	free(r->idle);
 	if (r->segs != NULL)
 	{
 		for (i = 0; i < r->nsegs; i++)
