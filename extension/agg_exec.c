@@ -428,6 +428,9 @@ ap_agg_fill(ApAggState *s)
 				   &s->stats_ndisks, &s->host);
 	/* the disks' cycles per byte of aggregation teach the cost model */
 	s->ds.model_op = AP_MODEL_OP_AGG;
+	s->ds.model_w_ops_ns =
+		ApModelOpsNs((List *) list_nth(((CustomScan *) ss->ps.plan)->custom_private,
+									   AP_AGG_PRIV_MODEL));
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))

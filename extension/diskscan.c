@@ -242,7 +242,7 @@ ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
 	ds->disk_stats_valid[disk] = true;
 	/* the disks' cycles per byte feed the cost model of later plans */
 	if (ds->model_op >= 0)
-		ApModelObserve((ApModelOp) ds->model_op, st);
+		ApModelObserve((ApModelOp) ds->model_op, ds->model_w_ops_ns, st);
 	*ds->stats_ndisks = Max(*ds->stats_ndisks, disk + 1);
 }
 

@@ -98,9 +98,14 @@
 #include "exec.h"
 #include "model.h"
 
-/* Disk work per input byte at host speed until measured (ns); per operator
- * (scan: measured 0.5-0.9 on the development machine, 2026-11-22). */
-static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.75, 1.2, 1.6};
+/*
+ * Disk work per input byte at host speed until measured (ns); per operator,
+ * net of the quals' operators and of shipping (which the model charges
+ * apart).  Measured on the development machine over TPC-H SF1, 2026-11-23:
+ * scan 0.35-0.39, aggregation 0.30-0.33 (a fresh session plans with what a
+ * warmed-up one learns).
+ */
+static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
 /* The host's Seq Scan per input byte (visibility, deform through the buffer manager). */
 #define AP_HOST_NS_PER_BYTE			1.8
 /* One operator (comparison, arithmetic) per tuple, disk or host. */
@@ -115,6 +120,8 @@ static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.75, 1.2, 1.6};
 #define AP_HOST_FINAL_NS			150.0
 /* A disk's work per group it ships (new table entry, encoding), host speed. */
 #define AP_DISK_GROUP_NS			450.0
+/* A disk's work per byte of rows it ships (encoding, framing, send), host speed. */
+#define AP_DISK_SEND_NS_PER_BYTE	1.6
 /* Host work per byte crossing the socket (recv copy, protobuf unpack). */
 #define AP_RECV_NS_PER_BYTE			1.0
 /* A disk shipping raw pages (pages mode) only copies them. */
@@ -268,8 +275,8 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->emulated = active_pg_disk_media_mbps > 0 || ratio != 1.0;
 	r->w_measured = ap_w_measured_ns[op] > 0;
 	op_ns = Max(in->disk_ops, 0.0) * AP_NS_PER_OP * Max(in->tuples, 0.0);
-	r->w_ns = (r->w_measured ? ap_w_measured_ns[op] : ap_w_default_ns[op]) +
-		(r->n_in > 0 ? op_ns / r->n_in : 0.0);
+	r->w_ops_ns = r->n_in > 0 ? op_ns / r->n_in : 0.0;
+	r->w_ns = (r->w_measured ? ap_w_measured_ns[op] : ap_w_default_ns[op]) + r->w_ops_ns;
 
 	/* ---- traditional server ---- */
 	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns;
@@ -332,7 +339,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	}
 	else
 	{
-		disk_work = r->n_in * r->w_ns * 1e-9;
+		disk_work = (r->n_in * r->w_ns + r->n_out * AP_DISK_SEND_NS_PER_BYTE) * 1e-9;
 		host_work = (rows_out * (AP_HOST_ROW_NS + Max(in->host_ops, 0.0) * AP_NS_PER_OP) +
 					 r->n_out * AP_RECV_NS_PER_BYTE) * 1e-9;
 		r->a_host = host_work;
@@ -375,11 +382,18 @@ ApModelCost(const ApModelResult *r, double host_cost)
 	return Max(host_cost, 1.0) * r->t_active / t_trad;
 }
 
-/* Fold one disk's Done statistics into the running w of op. */
+/*
+ * Fold one disk's Done statistics into the running w of op.  w is the work
+ * every input byte costs whatever the query; what the model charges apart
+ * (the quals' operators, w_ops_ns of the plan; shipping rows or groups) is
+ * taken out of the measurement first, or one query's expensive filter or
+ * wide result would raise the next, unrelated plan's estimate.
+ */
 void
-ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st)
+ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st)
 {
 	double		w;
+	double		shipped_ns;
 
 	if (op < 0 || op >= AP_MODEL_NOPS || st == NULL ||
 		(double) st->bytes_read < AP_W_MIN_BYTES)
@@ -390,14 +404,28 @@ ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st)
 	 * busy machine inflates it.  A daemon that does not report it: compute_us
 	 * (wall time minus I/O and throttles).
 	 */
-	w = (double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 /
-		(double) st->bytes_read;
-	if (w < AP_W_MIN_NS || w > AP_W_MAX_NS)
+	shipped_ns = op == AP_MODEL_OP_AGG ?
+		(double) st->groups_shipped * AP_DISK_GROUP_NS :
+		(double) st->bytes_shipped * AP_DISK_SEND_NS_PER_BYTE;
+	w = ((double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 - shipped_ns) /
+		(double) st->bytes_read - Max(w_ops_ns, 0.0);
+	if (w > AP_W_MAX_NS)
 		return;
+	/* the model's own charges can exceed a fast disk's measurement */
+	w = Max(w, AP_W_MIN_NS);
 	if (ap_w_measured_ns[op] <= 0)
 		ap_w_measured_ns[op] = w;
 	else
 		ap_w_measured_ns[op] = (1 - AP_W_ALPHA) * ap_w_measured_ns[op] + AP_W_ALPHA * w;
+}
+
+/* w_ops_ns of a plan's prediction (ApModelToList); 0 if it has none. */
+double
+ApModelOpsNs(List *model)
+{
+	ApModelResult m;
+
+	return ApModelFromList(model, &m) ? m.w_ops_ns : 0.0;
 }
 
 /* Float node of a double, exactly as printed (plans are copied and read back). */
@@ -408,7 +436,7 @@ ap_float(double v)
 }
 
 /* Fields of ApModelResult carried in a plan, in this order. */
-#define AP_MODEL_NFIELDS			18
+#define AP_MODEL_NFIELDS			19
 
 /* The prediction as a List of Float nodes for the plan (EXPLAIN VERBOSE). */
 List *
@@ -417,7 +445,8 @@ ApModelToList(const ApModelResult *r)
 	double		v[AP_MODEL_NFIELDS] = {
 		r->t_active, r->a_read, r->a_disk_cpu, r->a_net, r->a_host, r->a_serial,
 		r->t_trad, r->r_d, r->r_n, r->cpu_ratio, r->w_ns, r->n_in, r->n_out,
-		(double) r->cores, r->a_merge, r->partials, r->streamed, (double) r->op
+		(double) r->cores, r->a_merge, r->partials, r->streamed, (double) r->op,
+		r->w_ops_ns
 	};
 	List	   *l = NIL;
 	int			i;
@@ -465,6 +494,7 @@ ApModelFromList(List *l, ApModelResult *r)
 	r->partials = v[15];
 	r->streamed = v[16];
 	r->op = (int) v[17];
+	r->w_ops_ns = v[18];
 	return true;
 }
 

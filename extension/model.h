@@ -75,6 +75,7 @@ typedef struct ApModelResult
 	double		r_n;			/* interconnect, bytes/s (0 = off) */
 	double		cpu_ratio;		/* s_cpu' / s_cpu */
 	double		w_ns;			/* disk work per input byte at host speed, ns */
+	double		w_ops_ns;		/* the part of w_ns that is the disk quals' operators */
 	double		n_in;			/* bytes */
 	double		n_out;			/* bytes */
 	double		partials;		/* AGG: partial groups the disks ship */
@@ -107,7 +108,8 @@ void		ApModelFilterOutput(const ApModelResult *in, double keep,
 								double extra_disk_s, ApModelResult *out);
 
 /* Learn the disks' cycles per byte from one disk's Done statistics. */
-void		ApModelObserve(ApModelOp op, const ActivePg__ScanStats *st);
+void		ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st);
+double		ApModelOpsNs(List *model);
 
 /*
  * The prediction as a List of Float nodes (plan-copyable, for EXPLAIN) and
