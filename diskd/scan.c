@@ -55,12 +55,32 @@ scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 	return -1;
 }
 
-/* Send one frame, counting its bytes; -1 if the connection is gone. */
+/*
+ * Wall time since t0 that this thread did not run (blocked or waiting),
+ * given its CPU time cpu0_ns at t0.
+ */
+static uint64_t
+waited_since(uint64_t t0, uint64_t cpu0_ns)
+{
+	uint64_t	wall = now_us() - t0;
+	uint64_t	cpu = (ap_thread_cpu_ns() - cpu0_ns) / 1000;
+
+	return wall > cpu ? wall - cpu : 0;
+}
+
+/*
+ * Send one frame, counting its bytes and the time blocked because the host
+ * has not taken the earlier ones; -1 if the connection is gone.
+ */
 static int
 scan_send(Scan *s, const ActivePg__Frame *frame)
 {
 	size_t		bytes = active_pg__frame__get_packed_size(frame) + AP_FRAME_HEADER_BYTES;
+	uint64_t	t0 = now_us();
+	uint64_t	cpu0 = ap_thread_cpu_ns();
 	int			rc = ap_conn_send(s->c, frame);
+
+	s->stats.host_wait_us += waited_since(t0, cpu0);
 
 	if (rc < 0)
 	{
@@ -177,10 +197,16 @@ resolve_xids(Scan *s)
 	xr.xids = s->need;
 	frame.msg_case = ACTIVE_PG__FRAME__MSG_XID_REQUEST;
 	frame.xid_request = &xr;
+	uint64_t	t0;
+	uint64_t	cpu0;
+
 	if (scan_send(s, &frame) < 0)
 		return -1;
 
+	t0 = now_us();
+	cpu0 = ap_thread_cpu_ns();
 	rc = ap_conn_recv(s->c, &f, -1);
+	s->stats.host_wait_us += waited_since(t0, cpu0);
 	if (rc < 0)
 	{
 		/* EOF or a malformed frame: conn.c already answered if it could */
@@ -709,6 +735,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 	Scan	   *s;
 	uint64_t	t0 = now_us();
 	uint64_t	cpu0 = ap_thread_cpu_ns();
+	uint64_t	waits;
 	int			rc;
 
 	s = calloc(1, sizeof(Scan));
@@ -739,9 +766,9 @@ done:
 	ap_reader_close(s->reader);
 	s->reader = NULL;
 	s->stats.wall_us = now_us() - t0;
-	/* compute is the real work: neither waiting for reads nor emulation throttles */
-	s->stats.compute_us = s->stats.wall_us > s->stats.io_us + s->stats.throttle_us ?
-		s->stats.wall_us - s->stats.io_us - s->stats.throttle_us : 0;
+	/* compute is the real work: not waiting for reads, emulation throttles or the host */
+	waits = s->stats.io_us + s->stats.throttle_us + s->stats.host_wait_us;
+	s->stats.compute_us = s->stats.wall_us > waits ? s->stats.wall_us - waits : 0;
 	s->stats.cpu_us = (ap_thread_cpu_ns() - cpu0) / 1000;
 
 	if (s->err_code != AP_ERR_NONE)

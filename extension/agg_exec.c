@@ -651,6 +651,7 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk CPU Time", "ms", t.cpu_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Disk Host Wait Time", "ms", t.host_wait_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
 		if (es->verbose)
 		{

@@ -200,6 +200,7 @@ ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 	d->io_us += st->io_us;
 	d->compute_us += st->compute_us;
 	d->cpu_us += st->cpu_us;
+	d->host_wait_us += st->host_wait_us;
 	d->wall_us += st->wall_us;
 	d->units_done += st->units_done;
 	d->groups_shipped += st->groups_shipped;

@@ -111,18 +111,18 @@ ApExplainTextInterconnect(const ActivePg__ScanStats *t, ExplainState *es)
 }
 
 /*
- * ANALYZE text line: the disks' io and compute time, their CPU time, the
- * host's wait.  Compute is wall time not spent waiting for reads (or the
- * emulation's throttles): it includes the time a disk waited for the host to
- * take its rows or for a core, which cpu does not.
+ * ANALYZE text line: the disks' io and compute time, their CPU time, their
+ * wait for the host, the host's wait for them.  Compute is wall time not
+ * spent waiting for reads, the host or the emulation's throttles: it still
+ * includes waiting for a core, which cpu does not.
  */
 void
 ApExplainTextDiskTime(const ActivePg__ScanStats *t, const ApHostStats *h, ExplainState *es)
 {
 	ApExplainTextLine(es, "Disk Time");
-	appendStringInfo(es->str, "io %.3f ms, compute %.3f ms (cpu %.3f ms); host waited %.3f ms\n",
+	appendStringInfo(es->str, "io %.3f ms, compute %.3f ms (cpu %.3f ms), waiting for host %.3f ms; host waited %.3f ms\n",
 					 t->io_us / 1000.0, t->compute_us / 1000.0, t->cpu_us / 1000.0,
-					 h->wait_ms);
+					 t->host_wait_us / 1000.0, h->wait_ms);
 }
 
 /* ANALYZE text line: executions that ran as a heap scan on the host. */
@@ -279,6 +279,7 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Disk CPU Time", "ms", t.cpu_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Disk Host Wait Time", "ms", t.host_wait_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
 	}
 }
@@ -304,11 +305,12 @@ ap_show_per_disk(ApScanState *s, ExplainState *es)
 			appendStringInfo(es->str, "Disk %d: pages " UINT64_FORMAT ", tuples " UINT64_FORMAT
 							 "/" UINT64_FORMAT "/" UINT64_FORMAT ", fallback " UINT64_FORMAT
 							 ", xids " UINT64_FORMAT ", shipped %s, io %.3f ms, compute %.3f ms"
-							 " (cpu %.3f ms)\n",
+							 " (cpu %.3f ms), waiting for host %.3f ms\n",
 							 i, d->pages_read, d->tuples_seen, d->tuples_visible, d->tuples_passed,
 							 d->tuples_fallback, d->xids_resolved,
 							 ApFormatBytes((double) d->bytes_shipped),
-							 d->io_us / 1000.0, d->compute_us / 1000.0, d->cpu_us / 1000.0);
+							 d->io_us / 1000.0, d->compute_us / 1000.0, d->cpu_us / 1000.0,
+							 d->host_wait_us / 1000.0);
 			continue;
 		}
 		ExplainOpenGroup("Disk", NULL, true, es);
@@ -326,6 +328,7 @@ ap_show_per_disk(ApScanState *s, ExplainState *es)
 		ExplainPropertyFloat("IO Time", "ms", d->io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Compute Time", "ms", d->compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("CPU Time", "ms", d->cpu_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Host Wait Time", "ms", d->host_wait_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Wall Time", "ms", d->wall_us / 1000.0, 3, es);
 		ExplainCloseGroup("Disk", NULL, true, es);
 	}
