@@ -12,7 +12,9 @@ INSERT INTO ic SELECT g, repeat('x', 200) FROM generate_series(1, 70000) g;
 VACUUM (ANALYZE) ic;
 
 -- elapsed seconds and bytes the disks shipped for one forced scan of ic
-CREATE FUNCTION ic_scan(OUT seconds float8, OUT bytes float8) LANGUAGE plpgsql AS $$
+-- and the seconds the disks (summed) were blocked on the host taking it
+CREATE FUNCTION ic_scan(OUT seconds float8, OUT bytes float8, OUT disk_wait float8)
+LANGUAGE plpgsql AS $$
 DECLARE
 	plan json;
 BEGIN
@@ -20,6 +22,7 @@ BEGIN
 		INTO plan;
 	seconds := (plan->0->>'Execution Time')::float8 / 1000.0;
 	bytes := (plan->0->'Plan'->'Plans'->0->>'Interconnect Bytes Shipped')::float8;
+	disk_wait := (plan->0->'Plan'->'Plans'->0->>'Disk Host Wait Time')::float8 / 1000.0;
 END $$;
 
 SET active_pg.force_pushdown = on;
@@ -37,7 +40,11 @@ SELECT t.bytes > 15 * 1024 * 1024 AS enough_bytes,
 		AS throttled_rate,
 	CASE WHEN f.seconds * 4 < t.seconds THEN 'faster'
 		ELSE format('%s s vs %s s', round(f.seconds::numeric, 3), round(t.seconds::numeric, 3)) END
-		AS unthrottled
+		AS unthrottled,
+	-- the disks spent the throttled scan blocked on the host, and say so
+	CASE WHEN t.disk_wait > 0.5 * t.seconds THEN 'disks waited'
+		ELSE format('%s s of %s s', round(t.disk_wait::numeric, 3), round(t.seconds::numeric, 3)) END
+		AS disk_wait
 FROM throttled t, free f;
 
 DROP TABLE ic;
