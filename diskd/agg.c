@@ -308,6 +308,7 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 		a->sact = calloc((size_t) a->nspecs + 1, 1);
 		a->simple = a->fnum != NULL && a->snew != NULL && a->sact != NULL;
 	}
+	a->keycache_on = a->simple && a->nkeys <= AGG_KEYCACHE_KEYS;
 	return 0;
 }
 
@@ -520,6 +521,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 
 	/* start again, empty */
 	memset(a->index, 0, (size_t) a->index_cap * sizeof(AggGroup *));
+	memset(a->keycache, 0, sizeof(a->keycache));
 	a->arena_used = 0;
 	a->ngroups = 0;
 	if (memory_flush)

@@ -63,6 +63,23 @@ typedef struct AggNext
 	unsigned char nbuf[AP_NUMERIC_FIXED_MAX_BYTES];	/* a computed numeric winner */
 } AggNext;
 
+/*
+ * The simple path's cache of recently used groups by packed key: per key a
+ * word (a string of at most 7 bytes as its length and bytes, a fixed-length
+ * value as its datum's bits) and a bit of the null mask.  Packed keys are
+ * equal exactly when the serialized keys are, so a hit is the group
+ * find_slot would return; Q1's 4 groups never reach the hash table again.
+ */
+#define AGG_KEYCACHE			16	/* entries, a power of 2 */
+#define AGG_KEYCACHE_KEYS		4	/* grouping keys a packed key holds */
+
+typedef struct AggKeyCacheEntry
+{
+	uint64_t	w[AGG_KEYCACHE_KEYS];
+	uint32_t	nulls;
+	struct AggGroup *g;			/* NULL: empty */
+} AggKeyCacheEntry;
+
 struct ApAgg
 {
 	ApProgram	prog;			/* computed projections: keys, args, filters */
@@ -72,6 +89,8 @@ struct ApAgg
 	ApFlatNum  *fnum;			/* simple: this tuple's numeric values */
 	ApFixed    *snew;			/* simple: each spec's new sum */
 	uint8_t    *sact;			/* simple: SIMPLE_* action of each spec */
+	bool		keycache_on;	/* simple, nkeys <= AGG_KEYCACHE_KEYS */
+	AggKeyCacheEntry keycache[AGG_KEYCACHE];	/* emptied with the table */
 	int			nkeys;
 	int			nspecs;
 	uint8_t    *key_kinds;

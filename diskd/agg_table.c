@@ -499,6 +499,44 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
 	return g;
 }
 
+/*
+ * This tuple's packed key (see AggKeyCacheEntry) and its cache entry; NULL
+ * if a key does not pack (a string longer than 7 bytes).
+ */
+static AggKeyCacheEntry *
+pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
+{
+	unsigned char scratch[AP_NUMERIC_FIXED_MAX_BYTES];
+	uint64_t	h = 0;
+
+	*nulls = 0;
+	for (int i = 0; i < a->nkeys; i++)
+	{
+		const ApVal *v = &a->evals[i];
+
+		w[i] = 0;
+		if (a->enull[i])
+			*nulls |= 1u << i;
+		else if (kind_varlena(a->key_kinds[i]))
+		{
+			const unsigned char *data;
+			uint32_t	len;
+
+			val_payload(v, scratch, &data, &len);
+			if (len > 7)
+				return NULL;
+			w[i] = len;
+			for (uint32_t b = 0; b < len; b++)
+				w[i] |= (uint64_t) data[b] << (8 * (b + 1));
+		}
+		else
+			(void) put_fixed(a->key_kinds[i], v, scratch, &w[i]);
+		h = hash_mix(h, w[i]);
+	}
+	h = hash_mix(h, *nulls);
+	return &a->keycache[h & (AGG_KEYCACHE - 1)];
+}
+
 /* What the simple path does to one spec's state. */
 #define SIMPLE_SKIP		0
 #define SIMPLE_COUNT	1
@@ -518,18 +556,28 @@ static ApAggResult
 add_simple(ApAgg *a, const ApValue *values)
 {
 	ApStatus	st;
-	size_t		keylen;
-	uint64_t	hash;
-	uint32_t	slot;
-	AggGroup   *g;
+	size_t		keylen = 0;
+	uint64_t	hash = 0;
+	uint32_t	slot = 0;
+	AggGroup   *g = NULL;
+	AggKeyCacheEntry *ce = NULL;
+	uint64_t	kw[AGG_KEYCACHE_KEYS];
+	uint32_t	knulls = 0;
 
 	if (!ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
 		return AGG_SIMPLE_GENERAL;
-	keylen = serialize_key(a, &st, &hash);
-	if (st != AP_OK)
-		return AGG_SIMPLE_GENERAL;
-	slot = find_slot(a, hash, a->keybuf, keylen);
-	g = a->index[slot];
+	if (a->keycache_on && (ce = pack_key(a, kw, &knulls)) != NULL &&
+		ce->g != NULL && ce->nulls == knulls &&
+		memcmp(ce->w, kw, sizeof(uint64_t) * a->nkeys) == 0)
+		g = ce->g;
+	else
+	{
+		keylen = serialize_key(a, &st, &hash);
+		if (st != AP_OK)
+			return AGG_SIMPLE_GENERAL;
+		slot = find_slot(a, hash, a->keybuf, keylen);
+		g = a->index[slot];
+	}
 
 	for (int j = 0; j < a->nspecs; j++)
 	{
@@ -587,6 +635,12 @@ add_simple(ApAgg *a, const ApValue *values)
 
 		if ((g = new_group(a, slot, hash, keylen, 0, &r)) == NULL)
 			return r;
+	}
+	if (ce != NULL && ce->g != g)
+	{
+		memcpy(ce->w, kw, sizeof(uint64_t) * a->nkeys);
+		ce->nulls = knulls;
+		ce->g = g;
 	}
 	for (int j = 0; j < a->nspecs; j++)
 	{

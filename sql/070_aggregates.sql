@@ -222,6 +222,22 @@ SELECT ap_explain_masked('SELECT id % 5000, count(*) FROM ag GROUP BY 1 HAVING c
 RESET active_pg.force_pushdown;
 RESET active_pg.disk_agg_mem;
 
+-- the simple path's cache of groups by packed key (diskd/agg_internal.h):
+-- string keys of up to 7 bytes pack, longer ones take the hash table; NULL
+-- and '' differ; a tiny budget's flushes empty the cache with the table
+CREATE TABLE kc (id int, s text COLLATE "C", i int, n numeric(12,2));
+INSERT INTO kc
+SELECT g, (ARRAY[NULL, '', 'a', 'abcdefg', 'abcdefgh', 'abcdefg ', 'abcdefghi'])[1 + g % 7],
+	   CASE WHEN g % 11 = 0 THEN NULL ELSE g % 3 END, g / 7.0
+FROM generate_series(1, 20000) g;
+ANALYZE kc;
+SELECT ap_check('SELECT s, i, count(*), sum(n) FROM kc GROUP BY 1, 2', true, 'ActiveAgg');
+SELECT ap_check('SELECT i, count(s), sum(n) FROM kc GROUP BY 1', true, 'ActiveAgg');
+SET active_pg.disk_agg_mem = 64;
+SELECT ap_check('SELECT s, id % 3000, count(*), sum(n) FROM kc GROUP BY 1, 2', true, 'ActiveAgg');
+RESET active_pg.disk_agg_mem;
+DROP TABLE kc;
+
 -- fallback tuples (the transaction's own writes) are aggregated on the host
 BEGIN;
 INSERT INTO ag (id, k, i4, n, tx) SELECT g, 100 + g % 3, g, g / 3.0, 'own' FROM generate_series(1, 500) g;
