@@ -136,6 +136,8 @@ static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
 #define AP_W_ALPHA					0.3
 /* Observations below this many bytes are noise (startup dominated). */
 #define AP_W_MIN_BYTES				(1024.0 * 1024.0)
+/* An observation whose quals' charge is more than this share of it teaches nothing. */
+#define AP_W_OPS_SHARE_MAX			0.5
 /* Sanity bounds of a measured w (ns per byte). */
 #define AP_W_MIN_NS					0.05
 #define AP_W_MAX_NS					1000.0
@@ -393,6 +395,7 @@ void
 ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st)
 {
 	double		w;
+	double		gross;
 	double		shipped_ns;
 
 	if (op < 0 || op >= AP_MODEL_NOPS || st == NULL ||
@@ -407,12 +410,20 @@ ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st)
 	shipped_ns = op == AP_MODEL_OP_AGG ?
 		(double) st->groups_shipped * AP_DISK_GROUP_NS :
 		(double) st->bytes_shipped * AP_DISK_SEND_NS_PER_BYTE;
-	w = ((double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 - shipped_ns) /
-		(double) st->bytes_read - Max(w_ops_ns, 0.0);
-	if (w > AP_W_MAX_NS)
+	gross = (double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 /
+		(double) st->bytes_read;
+	/*
+	 * The quals' charge counts every operator of the expression, the disk
+	 * stops an AND or OR at its first decisive argument: where that charge
+	 * is most of the measurement (TPC-H Q19's OR of ANDs over part), what is
+	 * left says little about w, and taking it would make every later scan
+	 * look nearly free.
+	 */
+	if (w_ops_ns > AP_W_OPS_SHARE_MAX * gross)
 		return;
-	/* the model's own charges can exceed a fast disk's measurement */
-	w = Max(w, AP_W_MIN_NS);
+	w = gross - shipped_ns / (double) st->bytes_read - Max(w_ops_ns, 0.0);
+	if (w < AP_W_MIN_NS || w > AP_W_MAX_NS)
+		return;
 	if (ap_w_measured_ns[op] <= 0)
 		ap_w_measured_ns[op] = w;
 	else
