@@ -32,6 +32,8 @@ as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
 as_pguser "$WORK/diskd/test/unit_vis"
 status "diskd visibility unit tests" $?
+as_pguser "$WORK/diskd/test/reader"
+status "diskd io_uring reader unit tests" $?
 as_pguser "$WORK/diskd/test/unit_vm"
 status "diskd expression VM unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"
