@@ -387,7 +387,7 @@ complete_read(ApReader *r, uint64_t user_data, int res, char *errbuf, size_t err
 
 /*
  * Start units on idle slots until window units are in flight or ready (or
- * ours run out); 0 or -errno.  The SQEs are submitted by submit_queued.
+ * ours run out), and submit them; 0 or -errno with errbuf set.
  */
 static int
 fill_window(ApReader *r, char *errbuf, size_t errlen)
@@ -406,7 +406,7 @@ fill_window(ApReader *r, char *errbuf, size_t errlen)
 			r->exhausted = true;
 		}
 	}
-	return 0;
+	return submit_queued(r, errbuf, errlen);
 }
 
 /* Open a reader over this disk's stripe units of relpath's main fork. */
@@ -543,8 +543,6 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	iov = NULL;
 
 	rc = fill_window(r, errbuf, errlen);
-	if (rc == 0)
-		rc = submit_queued(r, errbuf, errlen);
 	if (rc < 0)
 	{
 		*err = AP_ERR_IO;
@@ -582,8 +580,6 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 		r->current = -1;
 	}
 	rc = fill_window(r, errbuf, errlen);
-	if (rc == 0)
-		rc = submit_queued(r, errbuf, errlen);
 	if (rc < 0)
 		return r->failed = rc;
 
@@ -603,8 +599,6 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 		{
 			r->window = r->window * 2 < r->nslots ? r->window * 2 : r->nslots;
 			rc = fill_window(r, errbuf, errlen);
-			if (rc == 0)
-				rc = submit_queued(r, errbuf, errlen);
 			if (rc < 0)
 				return r->failed = rc;
 		}

@@ -190,6 +190,8 @@ resolve_xids(Scan *s)
 	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
 	ActivePg__XidStatusRequest xr = ACTIVE_PG__XID_STATUS_REQUEST__INIT;
 	ActivePg__Frame *f;
+	uint64_t	t0;
+	uint64_t	cpu0;
 	int			rc;
 	size_t		i;
 
@@ -197,9 +199,6 @@ resolve_xids(Scan *s)
 	xr.xids = s->need;
 	frame.msg_case = ACTIVE_PG__FRAME__MSG_XID_REQUEST;
 	frame.xid_request = &xr;
-	uint64_t	t0;
-	uint64_t	cpu0;
-
 	if (scan_send(s, &frame) < 0)
 		return -1;
 

@@ -90,9 +90,9 @@ char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
 						 ApBloomKey *keys, int nkeys);
 /* A filter's custom_private entry (ApBloomPrivIndex), then the small exprs. */
 List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys);
-/* Share of b's rows a filter of small's keys keeps; *nd_small its keys. */
+/* Share of b's rows a filter of small's keys keeps; *nd_small its keys, *bytes its size. */
 double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-							   ApBloomKey *keys, int nkeys, double *nd_small);
+							   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes);
 
 /* ---------- bloom_exec.c: sizing, shared with the planner and EXPLAIN ---------- */
 

@@ -314,11 +314,12 @@ ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys)
 
 /*
  * Share of B's rows a filter of small's keys keeps (see the file header);
- * *nd_small gets the small side's estimated distinct keys.
+ * *nd_small gets the small side's estimated distinct keys, *bytes the size
+ * of the filter they will fill.
  */
 double
 ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-				   ApBloomKey *keys, int nkeys, double *nd_small)
+				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes)
 {
 	Oid			relid = planner_rt_fetch(b->relid, root)->relid;
 	List	   *big_exprs = NIL;
@@ -354,5 +355,6 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 	}
 	frac = Min(1.0, *nd_small / Max(nd_big, 1.0));
 	ApBloomGeometry(*nd_small, active_pg_bloom_max_bytes, 0, &len, &k);
+	*bytes = len;
 	return frac + (1.0 - frac) * ap_bloom_fpr_len(*nd_small, len, k);
 }

@@ -475,16 +475,9 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		return;
 
 	memset(&top, 0, sizeof(top));
-	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small);
+	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small, &top.bytes);
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
-	{
-		uint32		len;
-		uint32		k;
-
-		ApBloomGeometry(nd_small, active_pg_bloom_max_bytes, 0, &len, &k);
-		top.bytes = len;
-	}
 	top.entry = ApBloomPrivate(ApBloomLabel(root, b, small, keys, nkeys), keys, nkeys,
 							   nd_small);
 	top.child = small->cheapest_total_path;
