@@ -295,7 +295,7 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory for the aggregation");
 	/* an accelerator only: NULL (not flat-compilable, or no memory) is fine */
 	a->flat = ap_flat_compile(&a->prog);
-	a->simple = a->flat != NULL;
+	a->simple = a->flat != NULL && a->nspecs <= AGG_SIMPLE_SPECS;
 	for (int i = 0; a->simple && i < a->nkeys; i++)
 		a->simple = a->key_kinds[i] != AP_TYPE_NUMERIC;
 	for (int j = 0; a->simple && j < a->nspecs; j++)
@@ -304,9 +304,7 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	if (a->simple)
 	{
 		a->fnum = calloc((size_t) a->prog.nexprs, sizeof(ApFlatNum));
-		a->snew = calloc((size_t) a->nspecs + 1, sizeof(ApFixed));
-		a->sact = calloc((size_t) a->nspecs + 1, 1);
-		a->simple = a->fnum != NULL && a->snew != NULL && a->sact != NULL;
+		a->simple = a->fnum != NULL;
 	}
 	a->keycache_on = a->simple && a->nkeys <= AGG_KEYCACHE_KEYS;
 	return 0;
@@ -322,8 +320,6 @@ ap_agg_free(ApAgg *a)
 		ap_program_free(&a->prog);
 	ap_flat_free(a->flat);
 	free(a->fnum);
-	free(a->snew);
-	free(a->sact);
 	free(a->key_kinds);
 	free(a->specs);
 	free(a->next);

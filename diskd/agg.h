@@ -40,6 +40,18 @@ void		ap_agg_free(ApAgg *a);
 int			ap_agg_max_attno(const ApAgg *a);
 /* Aggregate one tuple's deformed values (values[i] = attnum i+1). */
 ApAggResult ap_agg_add(ApAgg *a, const ApValue *values);
+/*
+ * Batches of tuples (of one page: the values point into it).  When
+ * ap_agg_batch_size(a) > 0, ap_agg_eval_batch evaluates the projections of
+ * up to that many tuples at once; ap_agg_add_evaluated(a, r, values) then
+ * aggregates tuple r of the batch (values: rows[r]) exactly as
+ * ap_agg_add(a, values) would, AP_AGG_FULL included (flush, and call again
+ * with the same r: the batch stays valid).
+ */
+#define AP_AGG_BATCH_MAX	64
+int			ap_agg_batch_size(const ApAgg *a);
+void		ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n);
+ApAggResult ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values);
 /* Ship and forget every group; 0 or -1. */
 int			ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes,
 						 ApAggSendFn send, void *arg);

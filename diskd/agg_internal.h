@@ -13,6 +13,7 @@
 #define AGG_INDEX_INITIAL		1024	/* slots; power of two */
 #define AGG_MIN_BUDGET			(16u * 1024u)
 #define AGG_ALIGN(n)			(((n) + 15) & ~((size_t) 15))
+#define AGG_SIMPLE_SPECS		64	/* specs the simple path takes (bits of a mask) */
 
 /* One AggSpec, compiled. */
 typedef struct AggSpec
@@ -86,9 +87,8 @@ struct ApAgg
 	bool		prog_ok;
 	ApFlat	   *flat;			/* the same as straight-line 64-bit code, or NULL */
 	bool		simple;			/* flat, non-numeric keys, count/count/sum only */
+	bool		batch_ok;		/* simple, and the flat program holds the last batch */
 	ApFlatNum  *fnum;			/* simple: this tuple's numeric values */
-	ApFixed    *snew;			/* simple: each spec's new sum */
-	uint8_t    *sact;			/* simple: SIMPLE_* action of each spec */
 	bool		keycache_on;	/* simple, nkeys <= AGG_KEYCACHE_KEYS */
 	AggKeyCacheEntry keycache[AGG_KEYCACHE];	/* emptied with the table */
 	int			nkeys;

@@ -545,15 +545,55 @@ pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
 /* Sentinel: the simple path cannot take this tuple, use the general one. */
 #define AGG_SIMPLE_GENERAL	((ApAggResult) -1)
 
+/* What spec sp does with the evaluated tuple: SIMPLE_*. */
+static inline int
+simple_action(const ApAgg *a, const AggSpec *sp)
+{
+	/* only TRUE selects the row, as ExecQual */
+	if (sp->filter >= 0 && (a->enull[sp->filter] || a->evals[sp->filter].u.i == 0))
+		return SIMPLE_SKIP;
+	if (sp->fn == AP_AGG_COUNT_STAR)
+		return SIMPLE_COUNT;
+	if (a->enull[sp->arg])
+		return SIMPLE_SKIP;
+	return sp->fn == AP_AGG_COUNT ? SIMPLE_COUNT : SIMPLE_SUM;
+}
+
+/* The value a SIMPLE_SUM spec adds: a numeric or an integer, as numeric. */
+static inline ApFixed
+simple_arg(const ApAgg *a, const AggSpec *sp)
+{
+	ApFixed		x;
+
+	if (sp->arg_kind == AP_TYPE_NUMERIC)
+	{
+		x.coef = a->fnum[sp->arg].coef;
+		x.dscale = a->fnum[sp->arg].dscale;
+	}
+	else
+	{
+		x.coef = a->evals[sp->arg].u.i;
+		x.dscale = 0;
+	}
+	return x;
+}
+
 /*
  * The common case without the general machinery: a flat program, keys that
- * are not numeric, and only count(*), count(x) and sums kept as numeric
- * (64-bit values into 128-bit sums).  Same states as next_state computes,
- * same all-or-nothing rule: every new sum is computed before any group
- * changes.  AGG_SIMPLE_GENERAL when the tuple needs the general path.
+ * are not numeric, at most AGG_SIMPLE_SPECS specs and only count(*),
+ * count(x) and sums kept as numeric (64-bit values into 128-bit sums), for
+ * a tuple whose projections the flat program evaluated (evals, enull,
+ * fnum).  Same states as next_state computes, and all or nothing: the
+ * specs change the group's states one after the other, and a sum that
+ * leaves the range of an ApFixed puts back what the specs before it did
+ * (a state that was empty becomes empty again, a count is decremented, a
+ * sum has the value subtracted or, where the scales differed, its old state
+ * restored).  A new group's states are all empty, so nothing can overflow
+ * and no group is left without its tuple.  AGG_SIMPLE_GENERAL when the
+ * tuple needs the general path.
  */
 static ApAggResult
-add_simple(ApAgg *a, const ApValue *values)
+add_simple(ApAgg *a)
 {
 	ApStatus	st;
 	size_t		keylen = 0;
@@ -563,9 +603,11 @@ add_simple(ApAgg *a, const ApValue *values)
 	AggKeyCacheEntry *ce = NULL;
 	uint64_t	kw[AGG_KEYCACHE_KEYS];
 	uint32_t	knulls = 0;
+	uint64_t	fresh = 0;		/* specs whose state was empty */
+	uint64_t	rescaled = 0;	/* sums whose old state is in old[] */
+	ApFixed		old[AGG_SIMPLE_SPECS];
+	int			j;
 
-	if (!ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
-		return AGG_SIMPLE_GENERAL;
 	if (a->keycache_on && (ce = pack_key(a, kw, &knulls)) != NULL &&
 		ce->g != NULL && ce->nulls == knulls &&
 		memcmp(ce->w, kw, sizeof(uint64_t) * a->nkeys) == 0)
@@ -577,87 +619,87 @@ add_simple(ApAgg *a, const ApValue *values)
 			return AGG_SIMPLE_GENERAL;
 		slot = find_slot(a, hash, a->keybuf, keylen);
 		g = a->index[slot];
+		if (g == NULL)
+		{
+			ApAggResult r;
+
+			if ((g = new_group(a, slot, hash, keylen, 0, &r)) == NULL)
+				return r;
+		}
+		if (ce != NULL)
+		{
+			memcpy(ce->w, kw, sizeof(uint64_t) * a->nkeys);
+			ce->nulls = knulls;
+			ce->g = g;
+		}
 	}
 
-	for (int j = 0; j < a->nspecs; j++)
+	for (j = 0; j < a->nspecs; j++)
 	{
 		const AggSpec *sp = &a->specs[j];
+		AggState   *s = &g->states[j];
+		int			act = simple_action(a, sp);
 		ApFixed		x;
 
-		a->sact[j] = SIMPLE_SKIP;
-		/* only TRUE selects the row, as ExecQual */
-		if (sp->filter >= 0 && (a->enull[sp->filter] || a->evals[sp->filter].u.i == 0))
+		if (act == SIMPLE_SKIP)
 			continue;
-		if (sp->fn == AP_AGG_COUNT_STAR)
+		if (act == SIMPLE_COUNT)
 		{
-			a->sact[j] = SIMPLE_COUNT;
-			continue;
-		}
-		if (a->enull[sp->arg])
-			continue;
-		if (sp->fn == AP_AGG_COUNT)
-		{
-			a->sact[j] = SIMPLE_COUNT;
+			fresh |= s->has ? 0 : UINT64_C(1) << j;
+			s->u.i = (s->has ? s->u.i : 0) + 1;
+			s->has = true;
 			continue;
 		}
-		/* a sum kept as numeric, of a numeric or an integer */
-		if (sp->arg_kind == AP_TYPE_NUMERIC)
+		x = simple_arg(a, sp);
+		if (!s->has)
 		{
-			x.coef = a->fnum[sp->arg].coef;
-			x.dscale = a->fnum[sp->arg].dscale;
+			fresh |= UINT64_C(1) << j;
+			s->u.fx = x;
+			s->has = true;
 		}
-		else
-		{
-			x.coef = a->evals[sp->arg].u.i;
-			x.dscale = 0;
-		}
-		a->sact[j] = SIMPLE_SUM;
-		if (g == NULL || !g->states[j].has)
-			a->snew[j] = x;
-		else if (g->states[j].u.fx.dscale == x.dscale)
+		else if (s->u.fx.dscale == x.dscale)
 		{
 			/* both below 10^38 in magnitude: no 128-bit overflow */
-			ap_i128		r = g->states[j].u.fx.coef + x.coef;
+			ap_i128		r = s->u.fx.coef + x.coef;
 			ap_u128		mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
 
 			if (mag >= a->fixed_bound)
-				return AP_AGG_FALLBACK;
-			a->snew[j].coef = r;
-			a->snew[j].dscale = x.dscale;
+				break;
+			s->u.fx.coef = r;
 		}
-		else if (ap_fixed_add(&g->states[j].u.fx, &x, false, &a->snew[j]) != AP_OK)
-			return AP_AGG_FALLBACK;
+		else
+		{
+			old[j] = s->u.fx;
+			if (ap_fixed_add(&old[j], &x, false, &s->u.fx) != AP_OK)
+			{
+				s->u.fx = old[j];
+				break;
+			}
+			rescaled |= UINT64_C(1) << j;
+		}
 	}
+	if (j == a->nspecs)
+		return AP_AGG_ADDED;
 
-	if (g == NULL)
+	/* spec j overflowed: undo specs 0..j-1 */
+	while (--j >= 0)
 	{
-		ApAggResult r;
-
-		if ((g = new_group(a, slot, hash, keylen, 0, &r)) == NULL)
-			return r;
-	}
-	if (ce != NULL && ce->g != g)
-	{
-		memcpy(ce->w, kw, sizeof(uint64_t) * a->nkeys);
-		ce->nulls = knulls;
-		ce->g = g;
-	}
-	for (int j = 0; j < a->nspecs; j++)
-	{
+		const AggSpec *sp = &a->specs[j];
 		AggState   *s = &g->states[j];
+		int			act = simple_action(a, sp);
 
-		if (a->sact[j] == SIMPLE_COUNT)
-		{
-			s->u.i = (s->has ? s->u.i : 0) + 1;
-			s->has = true;
-		}
-		else if (a->sact[j] == SIMPLE_SUM)
-		{
-			s->u.fx = a->snew[j];
-			s->has = true;
-		}
+		if (act == SIMPLE_SKIP)
+			continue;
+		if (fresh & (UINT64_C(1) << j))
+			memset(s, 0, sizeof(AggState));
+		else if (act == SIMPLE_COUNT)
+			s->u.i--;
+		else if (rescaled & (UINT64_C(1) << j))
+			s->u.fx = old[j];
+		else
+			s->u.fx.coef -= simple_arg(a, sp).coef;
 	}
-	return AP_AGG_ADDED;
+	return AP_AGG_FALLBACK;
 }
 
 /*
@@ -677,9 +719,9 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 	AggGroup   *g;
 	size_t		var_need = 0;
 
-	if (a->simple)
+	if (a->simple && ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
 	{
-		ApAggResult r = add_simple(a, values);
+		ApAggResult r = add_simple(a);
 
 		if (r != AGG_SIMPLE_GENERAL)
 			return r;
@@ -755,4 +797,29 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 			*s = nx->st;
 	}
 	return AP_AGG_ADDED;
+}
+
+int
+ap_agg_batch_size(const ApAgg *a)
+{
+	return a->simple ? (AP_FLAT_BATCH < AP_AGG_BATCH_MAX ? AP_FLAT_BATCH : AP_AGG_BATCH_MAX) : 0;
+}
+
+void
+ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n)
+{
+	a->batch_ok = a->simple && ap_flat_eval_batch(a->flat, rows, n);
+}
+
+ApAggResult
+ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values)
+{
+	if (a->batch_ok && ap_flat_batch_row(a->flat, r, a->evals, a->enull, a->fnum))
+	{
+		ApAggResult res = add_simple(a);
+
+		if (res != AGG_SIMPLE_GENERAL)
+			return res;
+	}
+	return ap_agg_add(a, values);
 }

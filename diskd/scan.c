@@ -365,6 +365,41 @@ aggregate_tuple(Scan *s, uint32_t blkno, int off)
 	return 0;
 }
 
+/*
+ * Aggregate the page's batched tuples (blkno), their projections evaluated
+ * together; the next tuple is decoded into the first slot again.
+ */
+static int
+aggregate_batch(Scan *s, uint32_t blkno)
+{
+	uint32_t	n = s->nbatch;
+
+	s->nbatch = 0;
+	s->values = s->value_slots;
+	if (n == 0)
+		return 0;
+	ap_agg_eval_batch(s->agg, s->batch_rows, (int) n);
+	for (uint32_t r = 0; r < n; r++)
+	{
+		ApAggResult res = ap_agg_add_evaluated(s->agg, (int) r, s->batch_rows[r]);
+
+		if (res == AP_AGG_FULL)
+		{
+			if (flush_groups(s, true) < 0)
+				return -1;
+			res = ap_agg_add_evaluated(s->agg, (int) r, s->batch_rows[r]);
+		}
+		if (res != AP_AGG_ADDED)
+		{
+			if (fallback_tid(s, blkno, s->batch_offs[r]) < 0)
+				return -1;
+			continue;
+		}
+		s->stats.tuples_passed++;
+	}
+	return 0;
+}
+
 /* Items ahead of the current one whose tuples scan_page prefetches. */
 #define SCAN_PREFETCH_AHEAD		4
 
@@ -520,6 +555,16 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		if (pass != AP_TRUE)
 			continue;
+		if (s->agg != NULL && s->nbatch_max > 0)
+		{
+			/* keep the values (they point into the page); decode the next into a new slot */
+			s->batch_rows[s->nbatch] = s->values;
+			s->batch_offs[s->nbatch++] = off;
+			s->values = s->value_slots + (size_t) s->nbatch * s->nvalues;
+			if (s->nbatch == s->nbatch_max && aggregate_batch(s, blkno) < 0)
+				return -1;
+			continue;
+		}
 		if (s->agg != NULL)
 		{
 			if (aggregate_tuple(s, blkno, off) < 0)
@@ -542,7 +587,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		if (s->rows.len >= s->batch_bytes && flush_rows(s) < 0)
 			return -1;
 	}
-	return 0;
+	return aggregate_batch(s, blkno);
 }
 
 
@@ -802,7 +847,7 @@ done:
 	if (s->blooms_ok)
 		ap_bloom_free(&s->blooms);
 	ap_agg_free(s->agg);
-	free(s->values);
+	free(s->value_slots);
 	free(s->evals);
 	free(s->tids);
 	free(s->fb_blocks);

@@ -53,7 +53,15 @@ typedef struct Scan
 	uint32_t	max_pages;		/* pages per PageBatch: batch_bytes, at least one */
 	uint64_t	cpu_mark;		/* thread CPU time already stretched by --cpu-ratio */
 	int64_t		cpu_balance_us; /* emulated CPU time owed (< 0: overslept, credit) */
-	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries */
+	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries:
+								 * the current tuple's, a slot of value_slots */
+	ApValue    *value_slots;	/* nbatch_max slots of nvalues (one without batches) */
+	uint32_t	nvalues;
+	/* an aggregation's batch: tuples of the current page (ap_agg_eval_batch) */
+	uint32_t	nbatch_max;		/* ap_agg_batch_size, 0: no batches */
+	uint32_t	nbatch;
+	const ApValue *batch_rows[AP_AGG_BATCH_MAX];
+	int			batch_offs[AP_AGG_BATCH_MAX];
 	ApValue    *evals;			/* max(prog.nexprs, 1) computed projections */
 
 	uint64_t   *tids;			/* pending Fallback.tids */

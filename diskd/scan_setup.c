@@ -200,9 +200,15 @@ scan_prepare(Scan *s)
 			s->prog.max_attno = ap_agg_max_attno(s->agg);
 	}
 
-	s->values = calloc(s->prog.max_attno > s->blooms.max_attno ?
-					   s->prog.max_attno : (s->blooms.max_attno > 0 ? s->blooms.max_attno : 1),
-					   sizeof(ApValue));
+	s->nvalues = (uint32_t) (s->prog.max_attno > s->blooms.max_attno ?
+							 s->prog.max_attno :
+							 (s->blooms.max_attno > 0 ? s->blooms.max_attno : 1));
+	s->nbatch_max = s->agg != NULL ? (uint32_t) ap_agg_batch_size(s->agg) : 0;
+	if (s->nbatch_max > AP_AGG_BATCH_MAX)
+		s->nbatch_max = AP_AGG_BATCH_MAX;
+	s->value_slots = calloc((size_t) s->nvalues * (s->nbatch_max > 0 ? s->nbatch_max : 1),
+							sizeof(ApValue));
+	s->values = s->value_slots;
 	s->evals = calloc(s->prog.nexprs > 0 ? s->prog.nexprs : 1, sizeof(ApValue));
 	s->tids = malloc(SCAN_FALLBACK_BATCH * sizeof(uint64_t));
 	s->fb_blocks = malloc(SCAN_FALLBACK_BATCH * sizeof(uint32_t));

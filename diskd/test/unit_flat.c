@@ -253,6 +253,95 @@ test_random_programs(void)
 	CHECK(declined > 20000);
 }
 
+/*
+ * Batches: every tuple of a batch gets from ap_flat_batch_row what
+ * ap_flat_eval gives it alone (declined or the same values), with single
+ * evaluations in between, as the aggregation's fallback makes them.
+ */
+static void
+test_batches(void)
+{
+	static unsigned char bstore[AP_FLAT_BATCH][NCOLS][64];
+	static ApValue bvals[AP_FLAT_BATCH][NCOLS];
+	const ApValue *rows[AP_FLAT_BATCH];
+	long		declined = 0,
+				tuples = 0;
+
+	for (int prog_i = 0; prog_i < 200; prog_i++)
+	{
+		ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+		ActivePg__Expr *exprs[4];
+		ApProgram	prog;
+		ApFlat	   *flat;
+		int			nexprs = 1 + (int) (rnd() % 4);
+		int			n = 1 + (int) (rnd() % AP_FLAT_BATCH);
+
+		for (int j = 0; j < nexprs; j++)
+			exprs[j] = random_tree(1 + (int) (rnd() % 4));
+		msg.project_exprs = exprs;
+		msg.n_project_exprs = (size_t) nexprs;
+		CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
+		flat = ap_flat_compile(&prog);
+		CHECK(flat != NULL);
+		if (flat == NULL)
+			continue;
+		for (int r = 0; r < n; r++)
+		{
+			for (int c = 0; c < NCOLS; c++)
+			{
+				random_numeric(c);
+				memcpy(bstore[r][c], store[c], sizeof(store[c]));
+				bvals[r][c] = vals[c];
+				if (!vals[c].isnull)
+					bvals[r][c].ptr = bstore[r][c];
+			}
+			rows[r] = bvals[r];
+		}
+		CHECK(ap_flat_eval_batch(flat, rows, n));
+		CHECK(!ap_flat_eval_batch(flat, rows, AP_FLAT_BATCH + 1));
+		CHECK(ap_flat_eval_batch(flat, rows, n));
+		for (int r = 0; r < n; r++)
+		{
+			ApVal		bo[4],
+						so[4];
+			bool		bnull[4],
+						snull[4];
+			ApFlatNum	bnum[4],
+						snum[4];
+			bool		sok = ap_flat_eval(flat, bvals[r], so, snull, snum);
+			bool		bok = ap_flat_batch_row(flat, r, bo, bnull, bnum);
+
+			tuples++;
+			CHECK_EQ(bok, sok);
+			if (!bok || !sok)
+			{
+				declined++;
+				continue;
+			}
+			for (int j = 0; j < nexprs; j++)
+			{
+				CHECK_EQ(bnull[j], snull[j]);
+				if (!bnull[j] && !snull[j])
+				{
+					CHECK(bnum[j].coef == snum[j].coef);
+					CHECK_EQ(bnum[j].dscale, snum[j].dscale);
+				}
+			}
+			/* and as ApVals, the same as the tree's */
+			CHECK(ap_flat_batch_row(flat, r, bo, bnull, NULL));
+			CHECK(ap_flat_eval(flat, bvals[r], so, snull, NULL));
+			for (int j = 0; j < nexprs; j++)
+				CHECK(same_value(&bo[j], bnull[j], &so[j], snull[j]));
+		}
+		ap_flat_free(flat);
+		ap_program_free(&prog);
+		tfree_all();
+	}
+	printf("batches: %ld tuples, %ld declined\n", tuples, declined);
+	CHECK(tuples > 2000);
+	CHECK(declined > 500 && declined < tuples - 500);
+}
+
 /* Fixed cases: Q1's charge, overflow, scales, NULL. */
 static void
 test_fixed_cases(void)
@@ -558,6 +647,7 @@ main(void)
 	setup();
 	test_fixed_cases();
 	test_random_programs();
+	test_batches();
 	test_fast_compare();
 	setup();
 	test_fast_numeric_compare();
