@@ -71,9 +71,26 @@ typedef struct FlatVec
 } FlatVec;
 
 /* The registers of a batch. */
+/*
+ * Decoded numerics by their stored bytes, for the short values of a column
+ * (quantities, rates: a few distinct values in many tuples).  Direct mapped;
+ * an entry is the value's bytes (at most 8, the header byte included, which
+ * gives the length: equal keys are equal bytes) and its decoding.  Only
+ * values that decode are kept.
+ */
+#define FLAT_NUMCACHE		64	/* entries per column, a power of 2 */
+
+typedef struct FlatNumCacheEntry
+{
+	uint64_t	key;			/* 0: empty (a stored varlena's header is not 0) */
+	int64_t		coef;
+	int			scale;
+} FlatNumCacheEntry;
+
 typedef struct FlatBatch
 {
 	FlatVec    *vec;			/* nins registers, allocated at the first use */
+	FlatNumCacheEntry *numcache;	/* FLAT_NUMCACHE per instruction, with vec */
 	bool		bad[AP_FLAT_BATCH];	/* tuple r needs the tree interpreter */
 } FlatBatch;
 
@@ -237,7 +254,9 @@ ap_flat_free(ApFlat *f)
 	if (f != NULL)
 	{
 		free(f->batch.vec);
+		free(f->batch.numcache);
 		free(f->one.vec);
+		free(f->one.numcache);
 	}
 	free(f);
 }
@@ -308,13 +327,49 @@ int_value(int kind, const ApValue *v)
 }
 
 /*
+ * The stored numeric v (not NULL) as a 64-bit coefficient and scale, from
+ * the cache when its bytes are there; false where ap_numeric_payload_i64
+ * declines.  The 8 bytes ending at the value's last byte are read at once:
+ * values lie in a heap page after their tuple's header, so at least 7
+ * readable bytes precede any of them (ap_flat_eval's rule).
+ */
+static inline bool
+num_value(FlatNumCacheEntry *cache, const ApValue *v, int64_t *c, int *ds)
+{
+	const unsigned char *p;
+	uint32_t	len;
+	uint64_t	w;
+	uint64_t	key;
+	FlatNumCacheEntry *e;
+
+	if (v->len == 0 || v->len > 8)
+		return str_payload(v->ptr, &p, &len) && ap_numeric_payload_i64(p, len, c, ds);
+	memcpy(&w, v->ptr + v->len - 8, sizeof(w));
+	key = w >> (64 - 8 * v->len);
+	e = &cache[(key * UINT64_C(0x9E3779B97F4A7C15)) >> 58];
+	if (e->key == key)
+	{
+		*c = e->coef;
+		*ds = e->scale;
+		return true;
+	}
+	if (!str_payload(v->ptr, &p, &len) || !ap_numeric_payload_i64(p, len, c, ds))
+		return false;
+	e->key = key;
+	e->coef = *c;
+	e->scale = *ds;
+	return true;
+}
+
+/*
  * Instruction in over the n tuples of rows, into register d (the batch's
  * registers: in's arguments precede it).  A tuple it cannot do at 64 bits is
  * marked bad; its registers then hold nothing of use.
  */
 static inline void
-run_ins(FlatBatch *b, const FlatIns *in, FlatVec *d, const ApValue *const *rows, int n)
+run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int n)
 {
+	FlatVec    *d = &b->vec[i];
 	bool	   *bad = b->bad;
 
 	switch ((FlatOp) in->op)
@@ -323,16 +378,12 @@ run_ins(FlatBatch *b, const FlatIns *in, FlatVec *d, const ApValue *const *rows,
 			for (int r = 0; r < n; r++)
 			{
 				const ApValue *v = &rows[r][in->attno - 1];
-				const unsigned char *p;
-				uint32_t	len;
 				int64_t		c = 0;
 				int			ds = 0;
 
 				/* NULL and bad values read as 0: defined inputs for the arithmetic */
 				d->isnull[r] = v->isnull;
-				if (!v->isnull &&
-					(!str_payload(v->ptr, &p, &len) ||
-					 !ap_numeric_payload_i64(p, len, &c, &ds)))
+				if (!v->isnull && !num_value(b->numcache + (size_t) i * FLAT_NUMCACHE, v, &c, &ds))
 				{
 					bad[r] = true;
 					c = 0;
@@ -421,11 +472,22 @@ run_batch(const ApFlat *f, FlatBatch *b, const ApValue *const *rows, int n)
 {
 	if (n < 0 || n > AP_FLAT_BATCH)
 		return false;
-	if (b->vec == NULL && (b->vec = malloc(sizeof(FlatVec) * (size_t) f->nins)) == NULL)
-		return false;
+	if (b->vec == NULL)
+	{
+		b->vec = malloc(sizeof(FlatVec) * (size_t) f->nins);
+		b->numcache = calloc((size_t) f->nins * FLAT_NUMCACHE, sizeof(FlatNumCacheEntry));
+		if (b->vec == NULL || b->numcache == NULL)
+		{
+			free(b->vec);
+			free(b->numcache);
+			b->vec = NULL;
+			b->numcache = NULL;
+			return false;
+		}
+	}
 	memset(b->bad, 0, sizeof(bool) * (size_t) n);
 	for (int i = 0; i < f->nins; i++)
-		run_ins(b, &f->ins[i], &b->vec[i], rows, n);
+		run_ins(b, &f->ins[i], i, rows, n);
 	return true;
 }
 

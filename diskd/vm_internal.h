@@ -213,7 +213,9 @@ ApStatus	ap_program_eval(const ApProgram *prog, const ApValue *values, ApVal *ou
 /*
  * vm_flat.c: the computed projections as straight-line 64-bit code, for
  * programs of columns, constants and numeric + - * (see the file).  NULL
- * when the program has anything else.  ap_flat_eval fills out/isnull as
+ * when the program has anything else.  The values must lie in a heap page
+ * (at least 7 readable bytes before each: the tuple header; the numeric
+ * decoding reads 8 bytes ending at a short value's end).  ap_flat_eval fills out/isnull as
  * ap_program_eval would and returns true, or returns false: evaluate this
  * tuple with ap_program_eval.  With num, numeric results go to num[j]
  * instead of out[j] (64-bit: no 128-bit value to build and read back).

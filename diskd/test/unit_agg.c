@@ -317,7 +317,8 @@ feed(ApAgg *a, int ntuples, int ngroups, int *fellback_big)
 	{
 		int32_t		key = i % ngroups;
 		int64_t		v8 = (i % 5 == 0) ? -i : i;
-		unsigned char num[16];
+		unsigned char page[24];	/* a tuple header's bytes precede a value */
+		unsigned char *num = page + 8;
 		unsigned char text[16];
 		ApValue		values[NATTS];
 		ApAggResult r;
@@ -434,7 +435,8 @@ main(void)
 	a = compile(64u << 20);
 	{
 		/* two big values in one group overflow the second time */
-		unsigned char num[16];
+		unsigned char page[24];	/* a tuple header's bytes precede a value */
+		unsigned char *num = page + 8;
 		int32_t		key = 7;
 		int64_t		v8 = 1;
 		unsigned char text[8] = {(unsigned char) ((3 << 1) | 1), 'z', 'z'};

@@ -33,7 +33,13 @@
 static ApColumn cols[NCOLS];
 static ApTupleDesc desc = {NCOLS, cols, 0};
 static ApValue vals[NCOLS];
-static unsigned char store[NCOLS][64];
+/* stored values lie after a tuple header in a page: 8 bytes before them are readable */
+static struct
+{
+	unsigned char header[8];
+	unsigned char s[NCOLS][64];
+}			store_page;
+#define store store_page.s
 
 static uint64_t rng = 0x243F6A8885A308D3u;
 
@@ -261,7 +267,12 @@ test_random_programs(void)
 static void
 test_batches(void)
 {
-	static unsigned char bstore[AP_FLAT_BATCH][NCOLS][64];
+	static struct
+	{
+		unsigned char header[8];
+		unsigned char s[AP_FLAT_BATCH][NCOLS][64];
+	}			bpage;
+	unsigned char (*bstore)[NCOLS][64] = bpage.s;
 	static ApValue bvals[AP_FLAT_BATCH][NCOLS];
 	const ApValue *rows[AP_FLAT_BATCH];
 	long		declined = 0,
