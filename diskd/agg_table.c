@@ -537,6 +537,17 @@ pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
 	return &a->keycache[h & (AGG_KEYCACHE - 1)];
 }
 
+/* Are n packed key words equal?  (n is at most AGG_KEYCACHE_KEYS: no call to memcmp) */
+static inline bool
+same_words(const uint64_t *x, const uint64_t *y, int n)
+{
+	uint64_t	diff = 0;
+
+	for (int i = 0; i < n; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
+}
+
 /* What the simple path does to one spec's state. */
 #define SIMPLE_SKIP		0
 #define SIMPLE_COUNT	1
@@ -609,8 +620,7 @@ add_simple(ApAgg *a)
 	int			j;
 
 	if (a->keycache_on && (ce = pack_key(a, kw, &knulls)) != NULL &&
-		ce->g != NULL && ce->nulls == knulls &&
-		memcmp(ce->w, kw, sizeof(uint64_t) * a->nkeys) == 0)
+		ce->g != NULL && ce->nulls == knulls && same_words(ce->w, kw, a->nkeys))
 		g = ce->g;
 	else
 	{
