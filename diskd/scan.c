@@ -347,19 +347,29 @@ flush_groups(Scan *s, bool memory_flush)
 	return 0;
 }
 
-/* Aggregate a tuple that passed the filter; a full table is shipped first. */
-static int
-aggregate_tuple(Scan *s, uint32_t blkno, int off)
+/* Add a tuple: row r of the evaluated batch, or (r < 0) values alone. */
+static inline ApAggResult
+agg_add(Scan *s, int r, const ApValue *values)
 {
-	ApAggResult r = ap_agg_add(s->agg, s->values);
+	return r >= 0 ? ap_agg_add_evaluated(s->agg, r, values) : ap_agg_add(s->agg, values);
+}
 
-	if (r == AP_AGG_FULL)
+/*
+ * Aggregate a tuple that passed the filter (r, values: as agg_add); a full
+ * table is shipped first.
+ */
+static int
+aggregate_tuple(Scan *s, uint32_t blkno, int off, int r, const ApValue *values)
+{
+	ApAggResult res = agg_add(s, r, values);
+
+	if (res == AP_AGG_FULL)
 	{
 		if (flush_groups(s, true) < 0)
 			return -1;
-		r = ap_agg_add(s->agg, s->values);
+		res = agg_add(s, r, values);
 	}
-	if (r != AP_AGG_ADDED)
+	if (res != AP_AGG_ADDED)
 		return fallback_tid(s, blkno, off);
 	s->stats.tuples_passed++;
 	return 0;
@@ -381,21 +391,8 @@ aggregate_batch(Scan *s, uint32_t blkno)
 	ap_agg_eval_batch(s->agg, s->batch_rows, (int) n);
 	for (uint32_t r = 0; r < n; r++)
 	{
-		ApAggResult res = ap_agg_add_evaluated(s->agg, (int) r, s->batch_rows[r]);
-
-		if (res == AP_AGG_FULL)
-		{
-			if (flush_groups(s, true) < 0)
-				return -1;
-			res = ap_agg_add_evaluated(s->agg, (int) r, s->batch_rows[r]);
-		}
-		if (res != AP_AGG_ADDED)
-		{
-			if (fallback_tid(s, blkno, s->batch_offs[r]) < 0)
-				return -1;
-			continue;
-		}
-		s->stats.tuples_passed++;
+		if (aggregate_tuple(s, blkno, s->batch_offs[r], (int) r, s->batch_rows[r]) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -567,7 +564,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		if (s->agg != NULL)
 		{
-			if (aggregate_tuple(s, blkno, off) < 0)
+			if (aggregate_tuple(s, blkno, off, -1, s->values) < 0)
 				return -1;
 			continue;
 		}
