@@ -71,7 +71,8 @@ typedef struct AggNext
  * equal exactly when the serialized keys are, so a hit is the group
  * find_slot would return; Q1's 4 groups never reach the hash table again.
  */
-#define AGG_KEYCACHE			16	/* entries, a power of 2 */
+#define AGG_KEYCACHE_BITS		4
+#define AGG_KEYCACHE			(1 << AGG_KEYCACHE_BITS)	/* entries */
 #define AGG_KEYCACHE_KEYS		4	/* grouping keys a packed key holds */
 
 typedef struct AggKeyCacheEntry

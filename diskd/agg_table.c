@@ -531,10 +531,11 @@ pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
 		}
 		else
 			(void) put_fixed(a->key_kinds[i], v, scratch, &w[i]);
-		h = hash_mix(h, w[i]);
+		/* a slot of 16 needs no strong hash: one multiply, its top bits */
+		h += (w[i] << (7 * i)) | (w[i] >> ((64 - 7 * i) & 63));
 	}
-	h = hash_mix(h, *nulls);
-	return &a->keycache[h & (AGG_KEYCACHE - 1)];
+	h = (h ^ *nulls) * UINT64_C(0x9E3779B97F4A7C15);
+	return &a->keycache[h >> (64 - AGG_KEYCACHE_BITS)];
 }
 
 /* Are n packed key words equal?  (n is at most AGG_KEYCACHE_KEYS: no call to memcmp) */
