@@ -193,20 +193,22 @@ RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT l_returnflag, l_linestatus, sum(l_quantity) q, sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) c, avg(l_discount), count(*) FROM li WHERE l_shipdate <= date ''1998-09-02'' GROUP BY 1, 2', true, 'ActiveAgg');
 
 -- a budget small enough to force many flushes: same result, flushes counted
-CREATE FUNCTION ap_agg_flushes(q text) RETURNS bigint
+-- a counter of EXPLAIN ANALYZE's JSON, from the first plan node that has it
+CREATE FUNCTION ap_analyze_count(q text, field text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	plan json;
 BEGIN
 	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO plan;
-	RETURN (plan -> 0 -> 'Plan' ->> 'Disk Memory Flushes')::bigint;
+	RETURN jsonb_path_query_first(plan::jsonb, ('strict $.**.' || to_json(field)::text)::jsonpath)::bigint;
 END
 $$;
 SET active_pg.disk_agg_mem = 64;
 SELECT ap_check('SELECT id % 5000, count(*), sum(n), min(tx), max(f8), avg(i8) FROM ag GROUP BY 1', true, 'ActiveAgg');
 SELECT ap_check('SELECT tx, vc, count(*), max(bc) FROM ag GROUP BY 1, 2', true, 'ActiveAgg');
 SET active_pg.force_pushdown = on;
-SELECT ap_agg_flushes('SELECT id % 5000, count(*), sum(n) FROM ag GROUP BY 1') > 0 AS flushed;
+SELECT ap_analyze_count('SELECT id % 5000, count(*), sum(n) FROM ag GROUP BY 1',
+						'Disk Memory Flushes') > 0 AS flushed;
 CREATE FUNCTION ap_explain_masked(q text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -261,16 +263,8 @@ INSERT INTO big_s SELECT g % 2, 1, 9999999999999999 FROM generate_series(1, 1200
 INSERT INTO big_s SELECT g % 2, 0.5, 0.000000000000000001 FROM generate_series(1, 10) g;
 SELECT ap_check('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big_s GROUP BY k', true, 'ActiveAgg');
 SET active_pg.force_pushdown = on;
-CREATE FUNCTION ap_fallback_tuples(q text) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE
-	plan json;
-BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO plan;
-	RETURN jsonb_path_query_first(plan::jsonb, 'strict $.**."Fallback Tuples"')::bigint;
-END
-$$;
-SELECT ap_fallback_tuples('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big_s GROUP BY k') AS fell_back;
+SELECT ap_analyze_count('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big_s GROUP BY k',
+						'Fallback Tuples') AS fell_back;
 RESET active_pg.force_pushdown;
 DROP TABLE big_s;
 
@@ -311,4 +305,4 @@ SELECT count(*) AS groups,
 FROM fl_on a JOIN fl_off b USING (k);
 
 DROP TABLE ag, li, big_n, keys13, fl;
-DROP FUNCTION ap_agg_flushes(text), ap_explain_masked(text);
+DROP FUNCTION ap_analyze_count(text, text), ap_explain_masked(text);

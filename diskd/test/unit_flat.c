@@ -189,6 +189,27 @@ same_value(const ApVal *x, bool xnull, const ApVal *y, bool ynull)
 	return x->u.fx.coef == fy.coef && x->u.fx.dscale == fy.dscale;
 }
 
+/*
+ * A random program of 1 to 4 computed projections (exprs: room for 4) and
+ * its flat form, which every such program has.
+ */
+static ApFlat *
+random_flat(ActivePg__Expr **exprs, ApProgram *prog, int *nexprs)
+{
+	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+	ApFlat	   *flat;
+
+	*nexprs = 1 + (int) (rnd() % 4);
+	for (int j = 0; j < *nexprs; j++)
+		exprs[j] = random_tree(1 + (int) (rnd() % 4));
+	msg.project_exprs = exprs;
+	msg.n_project_exprs = (size_t) *nexprs;
+	CHECK_EQ(ap_program_compile(&msg, &desc, prog), 0);
+	flat = ap_flat_compile(prog);
+	CHECK(flat != NULL);
+	return flat;
+}
+
 /* Random programs, random tuples: the flat answers equal the tree's. */
 static void
 test_random_programs(void)
@@ -198,19 +219,11 @@ test_random_programs(void)
 
 	for (int prog_i = 0; prog_i < 300; prog_i++)
 	{
-		ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
 		ActivePg__Expr *exprs[4];
 		ApProgram	prog;
-		ApFlat	   *flat;
-		int			nexprs = 1 + (int) (rnd() % 4);
+		int			nexprs;
+		ApFlat	   *flat = random_flat(exprs, &prog, &nexprs);
 
-		for (int j = 0; j < nexprs; j++)
-			exprs[j] = random_tree(1 + (int) (rnd() % 4));
-		msg.project_exprs = exprs;
-		msg.n_project_exprs = (size_t) nexprs;
-		CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
-		flat = ap_flat_compile(&prog);
-		CHECK(flat != NULL);
 		for (int t = 0; flat != NULL && t < 400; t++)
 		{
 			ApVal		fo[4],
@@ -280,20 +293,12 @@ test_batches(void)
 
 	for (int prog_i = 0; prog_i < 200; prog_i++)
 	{
-		ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
 		ActivePg__Expr *exprs[4];
 		ApProgram	prog;
-		ApFlat	   *flat;
-		int			nexprs = 1 + (int) (rnd() % 4);
+		int			nexprs;
+		ApFlat	   *flat = random_flat(exprs, &prog, &nexprs);
 		int			n = 1 + (int) (rnd() % AP_FLAT_BATCH);
 
-		for (int j = 0; j < nexprs; j++)
-			exprs[j] = random_tree(1 + (int) (rnd() % 4));
-		msg.project_exprs = exprs;
-		msg.n_project_exprs = (size_t) nexprs;
-		CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
-		flat = ap_flat_compile(&prog);
-		CHECK(flat != NULL);
 		if (flat == NULL)
 			continue;
 		for (int r = 0; r < n; r++)
