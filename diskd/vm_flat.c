@@ -70,7 +70,6 @@ typedef struct FlatVec
 	bool		isnull[AP_FLAT_BATCH];
 } FlatVec;
 
-/* The registers of a batch. */
 /*
  * Decoded numerics by their stored bytes, for the short values of a column
  * (quantities, rates: a few distinct values in many tuples).  Direct mapped;
@@ -87,6 +86,7 @@ typedef struct FlatNumCacheEntry
 	int			scale;
 } FlatNumCacheEntry;
 
+/* The registers of a batch. */
 typedef struct FlatBatch
 {
 	FlatVec    *vec;			/* nins registers, allocated at the first use */
