@@ -42,8 +42,9 @@ int			ap_agg_max_attno(const ApAgg *a);
 ApAggResult ap_agg_add(ApAgg *a, const ApValue *values);
 /*
  * Batches of tuples (of one page: the values point into it).  When
- * ap_agg_batch_size(a) > 0, ap_agg_eval_batch evaluates the projections of
- * up to that many tuples at once; ap_agg_add_evaluated(a, r, values) then
+ * ap_agg_batch_size(a) > 0 (it is at most AP_AGG_BATCH_MAX),
+ * ap_agg_eval_batch evaluates the projections of up to that many tuples at
+ * once; ap_agg_add_evaluated(a, r, values) then
  * aggregates tuple r of the batch (values: rows[r]) exactly as
  * ap_agg_add(a, values) would, AP_AGG_FULL included (flush, and call again
  * with the same r: the batch stays valid).

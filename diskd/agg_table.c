@@ -713,6 +713,21 @@ add_simple(ApAgg *a)
 	return AP_AGG_FALLBACK;
 }
 
+static ApAggResult add_general(ApAgg *a, const ApValue *values, bool try_flat);
+
+/*
+ * A tuple the flat program evaluated (evals, enull, fnum): the simple path,
+ * or the general one where that cannot take it (its numeric values were
+ * read into fnum, so the general path evaluates again).
+ */
+static ApAggResult
+add_simple_or_general(ApAgg *a, const ApValue *values)
+{
+	ApAggResult r = add_simple(a);
+
+	return r != AGG_SIMPLE_GENERAL ? r : add_general(a, values, true);
+}
+
 /*
  * Aggregate one tuple (deformed values, after visibility and the filter).
  * AP_AGG_ADDED, AP_AGG_FALLBACK (hand the TID to the host) or AP_AGG_FULL
@@ -720,6 +735,21 @@ add_simple(ApAgg *a)
  */
 ApAggResult
 ap_agg_add(ApAgg *a, const ApValue *values)
+{
+	if (!a->simple)
+		return add_general(a, values, a->flat != NULL);
+	if (!ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
+		return add_general(a, values, false);
+	return add_simple_or_general(a, values);
+}
+
+/*
+ * The general path: every aggregate and key kind, the tree interpreter for
+ * what the flat program declines (try_flat false: it declined this tuple
+ * already).
+ */
+static ApAggResult
+add_general(ApAgg *a, const ApValue *values, bool try_flat)
 {
 	static const ApVal null_value;
 	static const AggState empty_state;
@@ -730,14 +760,7 @@ ap_agg_add(ApAgg *a, const ApValue *values)
 	AggGroup   *g;
 	size_t		var_need = 0;
 
-	if (a->simple && ap_flat_eval(a->flat, values, a->evals, a->enull, a->fnum))
-	{
-		ApAggResult r = add_simple(a);
-
-		if (r != AGG_SIMPLE_GENERAL)
-			return r;
-	}
-	if ((a->flat == NULL || !ap_flat_eval(a->flat, values, a->evals, a->enull, NULL)) &&
+	if ((!try_flat || !ap_flat_eval(a->flat, values, a->evals, a->enull, NULL)) &&
 		ap_program_eval(&a->prog, values, a->evals, a->enull) != AP_OK)
 		return AP_AGG_FALLBACK;
 	keylen = serialize_key(a, &st, &hash);
@@ -825,12 +848,10 @@ ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n)
 ApAggResult
 ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values)
 {
-	if (a->batch_ok && ap_flat_batch_row(a->flat, r, a->evals, a->enull, a->fnum))
-	{
-		ApAggResult res = add_simple(a);
-
-		if (res != AGG_SIMPLE_GENERAL)
-			return res;
-	}
-	return ap_agg_add(a, values);
+	if (!a->batch_ok)
+		return ap_agg_add(a, values);
+	/* the batch's flat program declined this tuple: straight to the tree */
+	if (!ap_flat_batch_row(a->flat, r, a->evals, a->enull, a->fnum))
+		return add_general(a, values, false);
+	return add_simple_or_general(a, values);
 }

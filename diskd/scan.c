@@ -552,7 +552,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		if (pass != AP_TRUE)
 			continue;
-		if (s->agg != NULL && s->nbatch_max > 0)
+		if (s->nbatch_max > 0)
 		{
 			/* keep the values (they point into the page); decode the next into a new slot */
 			s->batch_rows[s->nbatch] = s->values;

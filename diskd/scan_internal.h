@@ -58,7 +58,7 @@ typedef struct Scan
 	ApValue    *value_slots;	/* nbatch_max slots of nvalues (one without batches) */
 	uint32_t	nvalues;
 	/* an aggregation's batch: tuples of the current page (ap_agg_eval_batch) */
-	uint32_t	nbatch_max;		/* ap_agg_batch_size, 0: no batches */
+	uint32_t	nbatch_max;		/* ap_agg_batch_size, 0: no batches (or no aggregation) */
 	uint32_t	nbatch;
 	const ApValue *batch_rows[AP_AGG_BATCH_MAX];
 	int			batch_offs[AP_AGG_BATCH_MAX];

@@ -204,8 +204,6 @@ scan_prepare(Scan *s)
 							 s->prog.max_attno :
 							 (s->blooms.max_attno > 0 ? s->blooms.max_attno : 1));
 	s->nbatch_max = s->agg != NULL ? (uint32_t) ap_agg_batch_size(s->agg) : 0;
-	if (s->nbatch_max > AP_AGG_BATCH_MAX)
-		s->nbatch_max = AP_AGG_BATCH_MAX;
 	s->value_slots = calloc((size_t) s->nvalues * (s->nbatch_max > 0 ? s->nbatch_max : 1),
 							sizeof(ApValue));
 	s->values = s->value_slots;

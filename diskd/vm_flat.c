@@ -338,26 +338,31 @@ num_value(FlatNumCacheEntry *cache, const ApValue *v, int64_t *c, int *ds)
 {
 	const unsigned char *p;
 	uint32_t	len;
-	uint64_t	w;
-	uint64_t	key;
-	FlatNumCacheEntry *e;
+	uint64_t	key = 0;
+	FlatNumCacheEntry *e = NULL;
 
-	if (v->len == 0 || v->len > 8)
-		return str_payload(v->ptr, &p, &len) && ap_numeric_payload_i64(p, len, c, ds);
-	memcpy(&w, v->ptr + v->len - 8, sizeof(w));
-	key = w >> (64 - 8 * v->len);
-	e = &cache[(key * UINT64_C(0x9E3779B97F4A7C15)) >> 58];
-	if (e->key == key)
+	if (v->len >= 1 && v->len <= 8)
 	{
-		*c = e->coef;
-		*ds = e->scale;
-		return true;
+		uint64_t	w;
+
+		memcpy(&w, v->ptr + v->len - 8, sizeof(w));
+		key = w >> (64 - 8 * v->len);
+		e = &cache[(key * UINT64_C(0x9E3779B97F4A7C15)) >> 58];
+		if (e->key == key)
+		{
+			*c = e->coef;
+			*ds = e->scale;
+			return true;
+		}
 	}
 	if (!str_payload(v->ptr, &p, &len) || !ap_numeric_payload_i64(p, len, c, ds))
 		return false;
-	e->key = key;
-	e->coef = *c;
-	e->scale = *ds;
+	if (e != NULL)
+	{
+		e->key = key;
+		e->coef = *c;
+		e->scale = *ds;
+	}
 	return true;
 }
 

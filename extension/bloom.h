@@ -99,11 +99,14 @@ double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 /*
  * Size (*len bytes) and k of a filter for nkeys distinct keys: fixed_bytes
  * if not 0, else for AP_BLOOM_TARGET_FPR capped by max_bytes, and at least
- * AP_BLOOM_FREE_BYTES where max_bytes allows.
+ * half of AP_BLOOM_CACHED_BYTES where max_bytes allows.
  */
 void		ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k);
-/* The size below which a filter's probe costs the same (see ApBloomGeometry). */
-#define AP_BLOOM_FREE_BYTES		(16 * 1024)
+/*
+ * Up to this size a filter stays in the disk's CPU cache and a probe costs
+ * the same whatever its size (bloom_planner.c charges misses beyond it).
+ */
+#define AP_BLOOM_CACHED_BYTES	(32 * 1024)
 
 /* ---------- bloom_measure.c: the exact key set (EXPLAIN ANALYZE) ---------- */
 

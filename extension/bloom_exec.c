@@ -193,17 +193,18 @@ ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint3
 	}
 	ap_bloom_size(nkeys, (uint64) max_bytes, AP_BLOOM_TARGET_FPR, &nblocks, k);
 	/*
-	 * Bits are free up to AP_BLOOM_FREE_BYTES (a probe costs the same while
-	 * the filter stays in the CPU cache: bloom_planner.c), false passes are
-	 * not: a small key set gets that many bytes, with no more hash functions
-	 * than its target size wanted (every probe pays for each).
+	 * Bits are free while the filter stays in the CPU cache
+	 * (AP_BLOOM_CACHED_BYTES; half of it, the scan's own data shares the
+	 * cache), false passes are not: a small key set gets that many bytes,
+	 * with no more hash functions than its target size wanted (every probe
+	 * pays for each).
 	 */
-	if (nblocks * AP_BLOOM_BLOCK_BYTES < AP_BLOOM_FREE_BYTES &&
-		max_bytes >= AP_BLOOM_FREE_BYTES)
+	if (nblocks * AP_BLOOM_BLOCK_BYTES < AP_BLOOM_CACHED_BYTES / 2 &&
+		max_bytes >= AP_BLOOM_CACHED_BYTES / 2)
 	{
 		uint32		k_free;
 
-		nblocks = AP_BLOOM_FREE_BYTES / AP_BLOOM_BLOCK_BYTES;
+		nblocks = AP_BLOOM_CACHED_BYTES / 2 / AP_BLOOM_BLOCK_BYTES;
 		k_free = ap_bloom_best_k(Max(nkeys, 1.0), nblocks);
 		*k = Min(*k, k_free);
 	}
