@@ -129,7 +129,47 @@ ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 	return ap_rowbuf_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL);
 }
 
-/* Append one row: a sizing pass, then a writing pass over the same rules. */
+/*
+ * Copy one stored value.  Most are 1-16 bytes (keys, dates, numerics, short
+ * strings): fixed-size moves, overlapping where the size is between two of
+ * them, read and written within [0, n) only; no library call per value.
+ */
+static inline void
+copy_value(unsigned char *dst, const unsigned char *src, uint32_t n)
+{
+	uint64_t	a8,
+				b8;
+	uint32_t	a4,
+				b4;
+
+	if (n >= 8 && n <= 16)
+	{
+		memcpy(&a8, src, 8);
+		memcpy(&b8, src + n - 8, 8);
+		memcpy(dst, &a8, 8);
+		memcpy(dst + n - 8, &b8, 8);
+	}
+	else if (n >= 4 && n < 8)
+	{
+		memcpy(&a4, src, 4);
+		memcpy(&b4, src + n - 4, 4);
+		memcpy(dst, &a4, 4);
+		memcpy(dst + n - 4, &b4, 4);
+	}
+	else if (n < 4)
+	{
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	}
+	else
+		memcpy(dst, src, n);
+}
+
+/*
+ * Append one row.  A first pass finds the nulls (the data offset depends on
+ * them) and a bound on the row's size (its values plus the most alignment
+ * padding); the second writes the values, zeroing only the padding it skips.
+ */
 int
 ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 					   const int *project, int nproject, const ApValue *values,
@@ -138,7 +178,7 @@ ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 	uint32_t	start = AP_ROW_ALIGN_UP(b->len);
 	uint16_t	flags = 0;
 	uint32_t	dataoff;
-	uint64_t	end;
+	uint64_t	bound = 0;
 	uint32_t	off;
 	unsigned char *row;
 	ApRowHeader hdr;
@@ -154,46 +194,43 @@ ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
 		if (v->isnull)
 			flags |= AP_ROW_HASNULLS;
+		else
+			bound += (uint64_t) v->len + 7;
 	}
-
 	dataoff = AP_ROW_DATA_OFFSET(flags, (uint32_t) natts);
-	end = dataoff;
-	for (int i = 0; i < natts; i++)
-	{
-		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
-		if (v->isnull)
-			continue;
-		end = place(col, v, (uint32_t) end) + (uint64_t) v->len;
-		if (end > UINT32_MAX)
-			return -ENOMEM;
-	}
-
-	if ((rc = rowbuf_reserve(b, (uint64_t) start + end)) != 0)
+	bound += dataoff;
+	if (bound > UINT32_MAX)
+		return -ENOMEM;
+	if ((rc = rowbuf_reserve(b, (uint64_t) start + bound)) != 0)
 		return rc;
 
-	/* zero the gap before the row and the whole row: padding must be zero */
-	memset(b->data + b->len, 0, start - b->len + (uint32_t) end);
+	/* zero the gap before the row and the header with its null bitmap */
+	memset(b->data + b->len, 0, start - b->len + dataoff);
 	row = b->data + start;
-
-	hdr.row_bytes = (uint32_t) end;
-	hdr.flags = flags;
-	hdr.natts = (uint16_t) natts;
-	memcpy(row, &hdr, sizeof(hdr));
 
 	off = dataoff;
 	for (int i = 0; i < natts; i++)
 	{
+		uint32_t	at;
+
 		row_value(desc, project, nproject, values, ecols, evals, i, &col, &v);
 		if (v->isnull)
 			continue;
 		if (flags & AP_ROW_HASNULLS)
 			row[AP_ROW_HEADER_BYTES + (i >> 3)] |= (unsigned char) (1u << (i & 7));
-		off = place(col, v, off);
-		memcpy(row + off, v->ptr, v->len);
-		off += v->len;
+		at = place(col, v, off);
+		while (off < at)
+			row[off++] = 0;
+		copy_value(row + at, v->ptr, v->len);
+		off = at + v->len;
 	}
 
-	b->len = start + (uint32_t) end;
+	hdr.row_bytes = off;
+	hdr.flags = flags;
+	hdr.natts = (uint16_t) natts;
+	memcpy(row, &hdr, sizeof(hdr));
+
+	b->len = start + off;
 	b->nrows++;
 	return 0;
 }

@@ -818,6 +818,76 @@ test_rowenc(void)
 	ap_rowbuf_free(&b);
 }
 
+/*
+ * rowenc.c on random rows: short and long strings of every length up to 40
+ * bytes between fixed-length values, random nulls, written into a reused
+ * buffer full of garbage (padding must still come out zero).
+ */
+static void
+test_rowenc_random(void)
+{
+	ApColumn	cols[8];
+	ApTupleDesc desc = {8, cols, 0};
+	const int	proj[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	static unsigned char store[64][8][64];
+	ApValue		rows[64][8];
+	ApRowBuf	b;
+	uint32_t	seed = 12345;
+
+	cols[0] = col(4, 'i', AP_TYPE_INT4);
+	cols[1] = col(-1, 'i', AP_TYPE_TEXT);
+	cols[2] = col(1, 'c', AP_TYPE_BOOL);
+	cols[3] = col(8, 'd', AP_TYPE_INT8);
+	cols[4] = col(-1, 'i', AP_TYPE_TEXT);
+	cols[5] = col(2, 's', AP_TYPE_INT2);
+	cols[6] = col(-1, 'd', AP_TYPE_OTHER);
+	cols[7] = col(-1, 'i', AP_TYPE_TEXT);
+	CHECK_EQ(ap_rowbuf_init(&b, 64), 0);
+	for (int round = 0; round < 50; round++)
+	{
+		ap_rowbuf_reset(&b);
+		memset(b.data, 0xAA, b.cap);
+		for (int r = 0; r < 64; r++)
+		{
+			for (int c = 0; c < 8; c++)
+			{
+				unsigned char *p = store[r][c];
+				uint32_t	len;
+
+				seed = seed * 1103515245u + 12345u;
+				if ((seed >> 16) % 7 == 0)
+				{
+					rows[r][c] = (ApValue) {NULL, 0, true};
+					continue;
+				}
+				for (int k = 0; k < 64; k++)
+					p[k] = (unsigned char) (seed >> (k % 24)) | 0x02;
+				if (cols[c].attlen > 0)
+					len = (uint32_t) cols[c].attlen;
+				else
+				{
+					/* a short (1-byte) header, or a 4-byte one for column 7 */
+					len = (seed >> 8) % 41;
+					if (c == 6)
+					{
+						len = len < 4 ? 4 : len;
+						put32(p, len << 2);
+					}
+					else
+					{
+						len = len < 1 ? 1 : len;
+						p[0] = (unsigned char) ((len << 1) | 1);
+					}
+				}
+				rows[r][c] = (ApValue) {p, len, false};
+			}
+			CHECK_EQ(ap_rowbuf_append(&b, &desc, proj, 8, rows[r]), 0);
+		}
+		check_rows(&b, &desc, proj, 8, rows, 64);
+	}
+	ap_rowbuf_free(&b);
+}
+
 /* Run every test group; nonzero exit on any failure. */
 int
 main(void)
@@ -827,5 +897,6 @@ main(void)
 	test_pglz();
 	test_numeric();
 	test_rowenc();
+	test_rowenc_random();
 	return TEST_DONE();
 }
