@@ -180,7 +180,8 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 			if (es->analyze && f->builds > 1)
 				appendStringInfo(es->str, ", built " UINT64_FORMAT " times", f->builds);
 			if (es->analyze && f->shared)
-				appendStringInfoString(es->str, " from the Hash's rows");
+				appendStringInfoString(es->str, f->share_probe ? " from the join's probe rows" :
+									   " from the Hash's rows");
 			appendStringInfoChar(es->str, '\n');
 			if (rows)
 				ap_bloom_explain_rows_text(f, ndisks, es);
@@ -197,7 +198,8 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 			ExplainPropertyUInteger("Bloom Filter Keys", NULL, f->keys, es);
 			ExplainPropertyUInteger("Bloom Filter Distinct Keys", NULL, f->distinct, es);
 			ExplainPropertyUInteger("Bloom Filter Builds", NULL, f->builds, es);
-			ExplainPropertyBool("Bloom Filter Keys From Hash", f->shared, es);
+			ExplainPropertyBool("Bloom Filter Keys From Hash", f->shared && !f->share_probe, es);
+			ExplainPropertyBool("Bloom Filter Keys From Probe Side", f->shared && f->share_probe, es);
 		}
 		if (rows)
 			ap_bloom_explain_rows_structured(f, ndisks, es);

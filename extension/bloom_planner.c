@@ -59,7 +59,7 @@
  * (frac + (1 - frac) f) of the rows they returned before, filters taken as
  * independent.  The path pays the hashing of the small sides' keys at
  * startup, and the small sides' own cost except where the Hash Join above
- * shares it (bloom_share.c: it runs once, and the Hash's cost has it).  The scan itself is costed by the throughput model
+ * shares it (bloom_share.c: it runs once, and the join's cost has it).  The scan itself is costed by the throughput model
  * (model.c) of the unfiltered scan with only the kept share of its rows
  * crossing to the host and a probe per key column per tuple reaching each
  * filter added to the disks' work (ApModelFilterOutput), at the unfiltered
@@ -287,8 +287,12 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 	{
 		ApBloomLevel *lv = &bp->levels[order[i]];
 
-		/* a small side the Hash shares runs once, charged to the Hash */
-		if (bp->share_ids[order[i]] == 0)
+		/*
+		 * A small side the Hash shares runs once, charged to the Hash.  One
+		 * the probe side shares is still charged twice: crediting it made
+		 * TPC-H Q8 and Q10 pick slower plans (measured, ARCHITECTURE.md).
+		 */
+		if (bp->share_ids[order[i]] == 0 || !lv->big_is_outer)
 			build += lv->child->total_cost;
 		build += cpu_operator_cost * lv->nkeys * lv->child->rows;
 		probe_s += ap_bloom_probe_ns(lv) * 1e-9 * reaching;
@@ -333,10 +337,11 @@ ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows, int
 {
 	RelOptInfo *outerrel = lv->big_is_outer ? lower->parent : lv->small;
 	RelOptInfo *innerrel = lv->big_is_outer ? lv->small : lower->parent;
-	Path	   *outer_path = lv->big_is_outer ? lower : lv->small->cheapest_total_path;
-	Path	   *inner_path = lv->big_is_outer ?
-		(share > 0 ? ApBloomSharePath(root, lv->small->cheapest_total_path, share) :
-		 lv->small->cheapest_total_path) : lower;
+	Path	   *small = share > 0 ?
+		ApBloomSharePath(root, lv->small->cheapest_total_path, share, !lv->big_is_outer) :
+		lv->small->cheapest_total_path;
+	Path	   *outer_path = lv->big_is_outer ? lower : small;
+	Path	   *inner_path = lv->big_is_outer ? small : lower;
 	List	   *hashclauses;
 	JoinCostWorkspace workspace;
 	HashPath   *hpath;
@@ -355,10 +360,10 @@ ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows, int
 }
 
 /*
- * Can level l's filter be built from the rows its Hash Join's Hash already
- * holds (bloom_share.c)?  When the small side is the hashed side, its path
- * is the one the filter's child runs and every key expression is one of its
- * output columns: then a share id and the keys' positions.
+ * Can level l's filter be built from the rows its Hash Join already reads
+ * from the small side (bloom_share.c), hashed or probing?  When the small
+ * side's path is the one the filter's child runs and every key expression
+ * is one of its output columns: then a share id and the keys' positions.
  */
 static void
 ap_bloom_plan_share(ApBloomPath *bp, int l)
@@ -370,7 +375,7 @@ ap_bloom_plan_share(ApBloomPath *bp, int l)
 
 	bp->share_ids[l] = 0;
 	bp->share_pos[l] = NIL;
-	if (!lv->big_is_outer || lv->child != small || small->param_info != NULL)
+	if (lv->child != small || small->param_info != NULL)
 		return;
 	foreach(lc, (List *) llast(lv->entry))
 	{
@@ -709,6 +714,7 @@ ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		children = lappend(children, change_plan_targetlist(lfirst(lp), child_tlist, false));
 		plan_entry = lappend(plan_entry, makeInteger(bp->share_ids[l]));
 		plan_entry = lappend(plan_entry, list_copy(bp->share_pos[l]));
+		plan_entry = lappend(plan_entry, makeInteger(bp->levels[l].big_is_outer ? 0 : 1));
 		plan_blooms = lappend(plan_blooms, plan_entry);
 	}
 	list_nth_cell(cscan->custom_private, AP_PRIV_BLOOMS)->ptr_value = plan_blooms;

@@ -14,6 +14,15 @@
  * rows (bloom_planner.c).
  *
  * Rules of this file:
+ * The same holds when the small side is the probe side and the filtered
+ * scan is hashed (Q4's orders EXISTS lineitem: the semi join hashes the
+ * filtered lineitem and probes it with orders): the BloomShare sits above the
+ * small side's plan on the probe side and is "eager": the first row asked of
+ * it runs its child to the end into the store.  ExecHashJoin asks the probe
+ * side for a row before it builds the Hash when the probe side's startup
+ * cost is below the Hash's; the filter's build then finds the rows complete.
+ * If the Hash is built first, the build runs the child itself, as below.
+ *
  *   - Sharing is an optimization, never a condition: the ActiveScan uses the
  *     stored rows when the share ran to completion in the same executor
  *     state, or had not started yet: ExecHashJoin fetches the probe side's
@@ -58,6 +67,7 @@ typedef struct ApShareState
 	bool		started;		/* rows were pulled from the child since the last (re)start */
 	bool		done;			/* the child ran to its end into store */
 	bool		replaying;		/* reading store instead of the child */
+	bool		eager;			/* probe side: the first row fills the store */
 	int			reader;			/* read pointer of the ActiveScan's build */
 } ApShareState;
 
@@ -114,7 +124,7 @@ ApBloomShareNewId(void)
  * tuplestore write per row on top of the child.
  */
 Path *
-ApBloomSharePath(PlannerInfo *root, Path *child, int id)
+ApBloomSharePath(PlannerInfo *root, Path *child, int id, bool probe)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -131,7 +141,7 @@ ApBloomSharePath(PlannerInfo *root, Path *child, int id)
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = list_make1(child);
-	cpath->custom_private = list_make1(makeInteger(id));
+	cpath->custom_private = list_make2(makeInteger(id), makeBoolean(probe));
 	cpath->methods = &ap_share_path_methods;
 	return &cpath->path;
 }
@@ -178,6 +188,7 @@ ap_share_create_state(CustomScan *cscan)
 
 	st->css.methods = &ap_share_exec_methods;
 	st->id = intVal(linitial(cscan->custom_private));
+	st->eager = boolVal(lsecond(cscan->custom_private));
 	return (Node *) st;
 }
 
@@ -251,6 +262,8 @@ ap_share_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
+static bool ap_share_fill(ApShareState *st);
+
 /* The next row of the share: from the store when replaying, else from the child. */
 static TupleTableSlot *
 ap_share_next(ScanState *ss)
@@ -259,6 +272,8 @@ ap_share_next(ScanState *ss)
 	TupleTableSlot *scan = ss->ss_ScanTupleSlot;
 	TupleTableSlot *slot;
 
+	if (st->eager && st->store != NULL && !st->started)
+		(void) ap_share_fill(st);
 	if (st->replaying)
 	{
 		tuplestore_select_read_pointer(st->store, 0);
@@ -379,22 +394,29 @@ ApBloomShareMark(void)
  * own copy is the first registered after the scan itself started (mark):
  * the filtered scan is the probe side, started before its Hash Joins'
  * Hashes, and a filter child's copy starts, whole, inside the scan that
- * owns it.
+ * owns it.  A probe-side share (probe) is started before the Hash that holds
+ * the scan: its copy is the last registered before the mark.
  */
 Tuplestorestate *
-ApBloomShareRows(EState *estate, int id, uint64 mark, TupleTableSlot **slot)
+ApBloomShareRows(EState *estate, int id, bool probe, uint64 mark, TupleTableSlot **slot)
 {
 	ListCell   *lc;
+	ApShareState *st = NULL;
 
 	if (id <= 0)
 		return NULL;
 	foreach(lc, ap_shares)
 	{
 		ApShareEntry *e = lfirst(lc);
-		ApShareState *st = e->node;
 
-		if (e->estate != estate || e->id != id || e->seq <= mark)
+		if (e->estate != estate || e->id != id || (e->seq <= mark) != probe)
 			continue;
+		st = e->node;
+		if (!probe)
+			break;
+	}
+	if (st != NULL)
+	{
 		if (st->store == NULL || st->child->plan->allParam != NULL ||
 			!ap_share_fill(st))
 			return NULL;

@@ -357,6 +357,16 @@ RESET work_mem;
 SET active_pg.bloom_join_results = on;
 SELECT ap_share_lines('SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k');
 SET active_pg.bloom_join_results = off;
+-- ... and on the probe side: the semi join hashes the filtered bb and probes
+-- it with ss, whose BloomShare fills its store at the first row asked of it
+-- (before the Hash is built); the filter reads "from the join's probe rows"
+-- and its own child never runs
+SELECT ap_share_lines('SELECT count(*) FROM ss WHERE EXISTS (SELECT 1 FROM bb WHERE bb.i4 = ss.k)');
+SELECT ap_check('SELECT k, grp FROM ss WHERE EXISTS (SELECT 1 FROM bb WHERE bb.i4 = ss.k)');
+-- ... rescanned with a parameter of the filtered side only: the probe side
+-- replays its rows and the filter is rebuilt from them
+SELECT ap_check('SELECT p.x, (SELECT count(*) FROM ss WHERE EXISTS (SELECT 1 FROM bb WHERE bb.i4 = ss.k AND bb.id > p.x)) FROM probe p');
+SELECT ap_share_lines('SELECT p.x, (SELECT count(*) FROM ss WHERE EXISTS (SELECT 1 FROM bb WHERE bb.i4 = ss.k AND bb.id > p.x)) FROM probe p');
 
 RESET active_pg.force_bloom;
 
