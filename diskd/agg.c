@@ -284,12 +284,13 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	a->fixed_bound = 1;
 	for (int i = 0; i < 38; i++)
 		a->fixed_bound *= 10;
-	a->budget = budget < AGG_MIN_BUDGET ? AGG_MIN_BUDGET : (size_t) budget;
+	a->budget = budget < AGG_MIN_BUDGET ? AGG_MIN_BUDGET :
+		(size_t) (budget > AGG_MAX_BUDGET ? AGG_MAX_BUDGET : budget);
 	a->index_cap = AGG_INDEX_INITIAL;
-	a->index = calloc(a->index_cap, sizeof(AggGroup *));
+	a->index = calloc(a->index_cap, sizeof(AggSlot));
 	/* untouched pages of the arena cost nothing */
 	a->arena_cap = a->budget;
-	a->arena = malloc(a->arena_cap);
+	a->arena = ap_agg_alloc_table(a->arena_cap, false);
 	if (a->evals == NULL || a->enull == NULL || a->keybuf == NULL || a->index == NULL ||
 		a->arena == NULL)
 		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory for the aggregation");
@@ -490,7 +491,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 	desc.cols = a->out_cols;
 	for (uint32_t i = 0; i < a->index_cap && rc == 0; i++)
 	{
-		AggGroup   *g = a->index[i];
+		AggGroup   *g = slot_group(a, i);
 
 		if (g == NULL)
 			continue;
@@ -516,7 +517,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 	free(scratch);
 
 	/* start again, empty */
-	memset(a->index, 0, (size_t) a->index_cap * sizeof(AggGroup *));
+	memset(a->index, 0, (size_t) a->index_cap * sizeof(AggSlot));
 	memset(a->keycache, 0, sizeof(a->keycache));
 	a->arena_used = 0;
 	a->ngroups = 0;

@@ -12,6 +12,7 @@
 
 #define AGG_INDEX_INITIAL		1024	/* slots; power of two */
 #define AGG_MIN_BUDGET			(16u * 1024u)
+#define AGG_MAX_BUDGET			((uint64_t) 1 << 35)	/* 32 GB: AggSlot.ref's 16-byte units */
 #define AGG_ALIGN(n)			(((n) + 15) & ~((size_t) 15))
 #define AGG_SIMPLE_SPECS		64	/* specs the simple path takes (bits of a mask) */
 
@@ -53,6 +54,17 @@ typedef struct AggGroup
 	uint32_t	keylen;
 	AggState	states[];		/* nspecs, then keylen key bytes */
 } AggGroup;
+
+/*
+ * A slot of the hash index: the upper half of the group's hash (most probes
+ * of another group stop here, without touching it) and where the group is
+ * in the arena, in AGG_ALIGN units plus one (0: an empty slot).
+ */
+typedef struct AggSlot
+{
+	uint32_t	tag;
+	uint32_t	ref;
+} AggSlot;
 
 /* New state of one spec for the current tuple (computed before commit). */
 typedef struct AggNext
@@ -111,7 +123,7 @@ struct ApAgg
 	unsigned char *arena;
 	size_t		arena_cap;
 	size_t		arena_used;
-	AggGroup  **index;
+	AggSlot    *index;
 	uint32_t	index_cap;
 	uint32_t	ngroups;
 	size_t		group_bytes;	/* header + states */
@@ -133,7 +145,7 @@ kind_varlena(int k)
 static inline size_t
 agg_used(const ApAgg *a)
 {
-	return a->arena_used + (size_t) a->index_cap * sizeof(AggGroup *);
+	return a->arena_used + (size_t) a->index_cap * sizeof(AggSlot);
 }
 
 /* Key bytes of a group. */
@@ -141,6 +153,23 @@ static inline unsigned char *
 group_key(const ApAgg *a, AggGroup *g)
 {
 	return (unsigned char *) g + a->group_bytes;
+}
+
+/*
+ * Memory of the table (arena, index): zeroed if asked; from 2 MB on aligned
+ * to and advised for transparent huge pages, since a table of many groups
+ * is probed at random and a TLB miss per probe is as dear as the cache miss
+ * (under virtualization more so).  Released with free().
+ */
+void	   *ap_agg_alloc_table(size_t bytes, bool zero);
+
+/* The group of index slot i, or NULL if the slot is empty. */
+static inline AggGroup *
+slot_group(const ApAgg *a, uint32_t i)
+{
+	uint32_t	ref = a->index[i].ref;
+
+	return ref == 0 ? NULL : (AggGroup *) (a->arena + (size_t) (ref - 1) * AGG_ALIGN(1));
 }
 
 #endif							/* DISKD_AGG_INTERNAL_H */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "agg_internal.h"
 
@@ -197,24 +198,54 @@ serialize_key(ApAgg *a, ApStatus *st, uint64_t *hash)
 }
 
 
-/* Slot of the group with this key, or of the empty slot where it goes. */
+/*
+ * Slot of the group with this key, or of the empty slot where it goes.  A
+ * group is looked at only when its slot's tag matches the hash's upper half.
+ */
 static uint32_t
 find_slot(const ApAgg *a, uint64_t hash, const unsigned char *key, size_t keylen)
 {
 	uint32_t	mask = a->index_cap - 1;
 	uint32_t	i = (uint32_t) hash & mask;
+	uint32_t	tag = (uint32_t) (hash >> 32);
 
 	for (;;)
 	{
-		AggGroup   *g = a->index[i];
+		const AggSlot *s = &a->index[i];
 
-		if (g == NULL)
+		if (s->ref == 0)
 			return i;
-		if (g->hash == hash && g->keylen == keylen &&
-			memcmp(group_key(a, g), key, keylen) == 0)
-			return i;
+		if (s->tag == tag)
+		{
+			AggGroup   *g = slot_group(a, i);
+
+			if (g->hash == hash && g->keylen == keylen &&
+				memcmp(group_key(a, g), key, keylen) == 0)
+				return i;
+		}
 		i = (i + 1) & mask;
 	}
+}
+
+#define AGG_HUGE_PAGE			((size_t) 2 * 1024 * 1024)
+/* Groups from which a batch's slots and groups are prefetched (prefetch_batch). */
+#define AGG_PREFETCH_GROUPS		4096
+
+/* See agg_internal.h. */
+void *
+ap_agg_alloc_table(size_t bytes, bool zero)
+{
+	void	   *p;
+
+	if (bytes < AGG_HUGE_PAGE)
+		return zero ? calloc(1, bytes) : malloc(bytes);
+	if (posix_memalign(&p, AGG_HUGE_PAGE, bytes) != 0)
+		return NULL;
+	/* advice only: a kernel without transparent huge pages keeps small ones */
+	(void) madvise(p, bytes, MADV_HUGEPAGE);
+	if (zero)
+		memset(p, 0, bytes);
+	return p;
 }
 
 /* Bump-allocate n bytes (16-aligned) from the arena; NULL if over budget. */
@@ -237,21 +268,29 @@ static bool
 grow_index(ApAgg *a)
 {
 	uint32_t	ncap = a->index_cap * 2;
-	AggGroup  **old = a->index;
-	AggGroup  **ni;
+	uint32_t	mask = ncap - 1;
+	AggSlot    *old = a->index;
+	AggSlot    *ni;
 
-	if (a->arena_used + (size_t) ncap * sizeof(AggGroup *) > a->budget)
+	if (a->arena_used + (size_t) ncap * sizeof(AggSlot) > a->budget)
 		return false;
-	ni = calloc(ncap, sizeof(AggGroup *));
+	ni = ap_agg_alloc_table((size_t) ncap * sizeof(AggSlot), true);
 	if (ni == NULL)
 		return false;
-	a->index = ni;
-	a->index_cap = ncap;
 	for (uint32_t i = 0; i < ncap / 2; i++)
 	{
-		if (old[i] != NULL)
-			a->index[find_slot(a, old[i]->hash, group_key(a, old[i]), old[i]->keylen)] = old[i];
+		uint32_t	j;
+
+		if (old[i].ref == 0)
+			continue;
+		/* keys are distinct: the first empty slot from the group's own */
+		j = (uint32_t) slot_group(a, i)->hash & mask;
+		while (ni[j].ref != 0)
+			j = (j + 1) & mask;
+		ni[j] = old[i];
 	}
+	a->index = ni;
+	a->index_cap = ncap;
 	free(old);
 	return true;
 }
@@ -494,7 +533,8 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
 	g->hash = hash;
 	g->keylen = (uint32_t) keylen;
 	memcpy(group_key(a, g), a->keybuf, keylen);
-	a->index[slot] = g;
+	a->index[slot].tag = (uint32_t) (hash >> 32);
+	a->index[slot].ref = (uint32_t) (((unsigned char *) g - a->arena) / AGG_ALIGN(1)) + 1;
 	a->ngroups++;
 	return g;
 }
@@ -629,7 +669,7 @@ add_simple(ApAgg *a)
 		if (st != AP_OK)
 			return AGG_SIMPLE_GENERAL;
 		slot = find_slot(a, hash, a->keybuf, keylen);
-		g = a->index[slot];
+		g = slot_group(a, slot);
 		if (g == NULL)
 		{
 			ApAggResult r;
@@ -716,6 +756,42 @@ add_simple(ApAgg *a)
 static ApAggResult add_general(ApAgg *a, const ApValue *values, bool try_flat);
 
 /*
+ * Ask the memory for the index slots, then the groups, of a batch's rows
+ * before adding them one by one: a table of many groups misses the cache on
+ * both for almost every row, and 32 misses in flight cost little more than
+ * one.  Only a hint: rows whose key does not serialize, or a table that
+ * grows meanwhile, are simply not helped.  The rows' values are read from
+ * the batch's registers again when they are added.
+ */
+static void
+prefetch_batch(ApAgg *a, int n)
+{
+	uint64_t	hashes[AP_FLAT_BATCH];
+	uint32_t	mask = a->index_cap - 1;
+	ApStatus	st;
+
+	n = n < AP_FLAT_BATCH ? n : AP_FLAT_BATCH;
+	for (int r = 0; r < n; r++)
+	{
+		hashes[r] = 0;
+		if (!ap_flat_batch_row(a->flat, r, a->evals, a->enull, a->fnum))
+			continue;
+		(void) serialize_key(a, &st, &hashes[r]);
+		if (st != AP_OK)
+			hashes[r] = 0;
+		else
+			__builtin_prefetch(&a->index[(uint32_t) hashes[r] & mask]);
+	}
+	for (int r = 0; r < n; r++)
+	{
+		uint32_t	i = (uint32_t) hashes[r] & mask;
+
+		if (hashes[r] != 0 && a->index[i].tag == (uint32_t) (hashes[r] >> 32))
+			__builtin_prefetch(slot_group(a, i));
+	}
+}
+
+/*
  * A tuple the flat program evaluated (evals, enull, fnum): the simple path,
  * or the general one where that cannot take it (its numeric values were
  * read into fnum, so the general path evaluates again).
@@ -767,7 +843,7 @@ add_general(ApAgg *a, const ApValue *values, bool try_flat)
 	if (st != AP_OK)
 		return AP_AGG_FALLBACK;
 	slot = find_slot(a, hash, a->keybuf, keylen);
-	g = a->index[slot];
+	g = slot_group(a, slot);
 
 	/* every new state first: nothing changes if the tuple goes back */
 	for (int j = 0; j < a->nspecs; j++)
@@ -843,6 +919,8 @@ void
 ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n)
 {
 	a->batch_ok = a->simple && ap_flat_eval_batch(a->flat, rows, n);
+	if (a->batch_ok && a->ngroups >= AGG_PREFETCH_GROUPS)
+		prefetch_batch(a, n);
 }
 
 ApAggResult

@@ -388,6 +388,138 @@ check_totals(int ntuples, int ngroups, int skip)
 	}
 }
 
+/*
+ * The batched simple path over many groups (the scan's way: a batch of rows
+ * evaluated together, then added one by one; from AGG_PREFETCH_GROUPS
+ * groups on, their slots and groups prefetched first): GROUP BY int4 with
+ * count(*) and sum(int8), against totals computed directly, with a roomy
+ * table and with one small enough to flush in the middle of batches.
+ */
+#define MANY_GROUPS		20000
+static int64_t many_count[MANY_GROUPS];
+static int64_t many_sum[MANY_GROUPS];
+
+/* Decode rows of (key int4, count(*) int8, sum numeric). */
+static int
+on_send_many(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroups,
+			 bool memory_flush)
+{
+	uint32_t	off = 0;
+
+	(void) arg;
+	(void) memory_flush;
+	for (uint32_t r = 0; r < ngroups; r++)
+	{
+		ApRowHeader hdr;
+		const unsigned char *row = rows + off;
+		const unsigned char *data;
+		int32_t		key;
+		int64_t		c;
+		uint32_t	h4;
+
+		memcpy(&hdr, row, sizeof(hdr));
+		CHECK_EQ(hdr.natts, 3);
+		CHECK_EQ(hdr.flags, 0);
+		data = row + AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
+		memcpy(&key, data, 4);
+		if (key < 0 || key >= MANY_GROUPS)
+		{
+			CHECK(false);
+			return 0;
+		}
+		memcpy(&c, data + 8, 8);
+		many_count[key] += c;
+		memcpy(&h4, data + 16, 4);
+		many_sum[key] += numeric_int(data + 16, h4 >> 2);
+		off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	}
+	CHECK(off >= len);
+	return 0;
+}
+
+static void
+test_batched_many_groups(uint64_t budget, int ntuples)
+{
+	ActivePg__AggProgram msg = ACTIVE_PG__AGG_PROGRAM__INIT;
+	ActivePg__Expr *keys[1] = {var(1)};
+	uint32_t	kinds[1] = {AP_TYPE_INT4};
+	ActivePg__AggSpec *specs[2];
+	char		err[256];
+	ApAgg	   *a = NULL;
+	int32_t		key[32];
+	int64_t		v8[32];
+	ApValue		vals[32][NATTS];
+	const ApValue *rows[32];
+	uint64_t	shipped,
+				flushes;
+
+	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
+	specs[1] = spec(AP_AGG_SUM, AP_TYPE_INT8, var(2), NULL);
+	msg.n_group_keys = 1;
+	msg.group_keys = keys;
+	msg.n_key_kinds = 1;
+	msg.key_kinds = kinds;
+	msg.n_aggs = 2;
+	msg.aggs = specs;
+	msg.memory_bytes = budget;
+	CHECK_EQ(ap_agg_compile(&msg, &desc, false, budget, &a, err, sizeof(err)), 0);
+	CHECK(ap_agg_batch_size(a) >= 32);
+	memset(many_count, 0, sizeof(many_count));
+	memset(many_sum, 0, sizeof(many_sum));
+	for (int base = 0; base < ntuples; base += 32)
+	{
+		int			n = ntuples - base < 32 ? ntuples - base : 32;
+
+		for (int r = 0; r < n; r++)
+		{
+			int			i = base + r;
+
+			/* keys in a scattered order, so consecutive rows hit different groups */
+			key[r] = (int32_t) (((uint32_t) i * 7919u) % MANY_GROUPS);
+			v8[r] = (i % 3 == 0) ? -i : i;
+			vals[r][0] = (ApValue) {(const unsigned char *) &key[r], 4, false};
+			vals[r][1] = (ApValue) {(const unsigned char *) &v8[r], 8, false};
+			vals[r][2] = vals[r][3] = (ApValue) {NULL, 0, true};
+			rows[r] = vals[r];
+		}
+		ap_agg_eval_batch(a, rows, n);
+		for (int r = 0; r < n; r++)
+		{
+			ApAggResult res = ap_agg_add_evaluated(a, r, vals[r]);
+
+			if (res == AP_AGG_FULL)
+			{
+				CHECK_EQ(ap_agg_flush(a, true, 8192, on_send_many, NULL), 0);
+				res = ap_agg_add_evaluated(a, r, vals[r]);
+			}
+			CHECK_EQ(res, AP_AGG_ADDED);
+		}
+	}
+	CHECK_EQ(ap_agg_flush(a, false, 8192, on_send_many, NULL), 0);
+	/* take the expected totals off what came back: every group ends at zero */
+	for (int i = 0; i < ntuples; i++)
+	{
+		int32_t		g = (int32_t) (((uint32_t) i * 7919u) % MANY_GROUPS);
+
+		many_count[g]--;
+		many_sum[g] -= (i % 3 == 0) ? -i : i;
+	}
+	for (int g = 0; g < MANY_GROUPS; g++)
+	{
+		CHECK_EQ(many_count[g], 0);
+		CHECK_EQ(many_sum[g], 0);
+	}
+	ap_agg_stats(a, &shipped, &flushes);
+	if (budget >= (64u << 20))
+	{
+		CHECK_EQ(shipped, MANY_GROUPS);
+		CHECK_EQ(flushes, 0);
+	}
+	else
+		CHECK(flushes > 0);
+	ap_agg_free(a);
+}
+
 int
 main(void)
 {
@@ -464,5 +596,7 @@ main(void)
 	}
 	ap_agg_free(a);
 
+	test_batched_many_groups(64u << 20, 100000);
+	test_batched_many_groups(512u << 10, 100000);
 	return TEST_DONE();
 }
