@@ -275,29 +275,22 @@ on_send(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroups, bo
 	return 0;
 }
 
-/* Compile the test program: GROUP BY 1; count(*), count(2) FILTER (2 > 0), sum(3), max(2), max(4). */
+/* Compile GROUP BY 1 (the int4 column) with these aggregates. */
 static ApAgg *
-compile(uint64_t budget)
+compile_specs(ActivePg__AggSpec **specs, int nspecs, uint64_t budget)
 {
 	ActivePg__AggProgram msg = ACTIVE_PG__AGG_PROGRAM__INIT;
-	ActivePg__Expr *keys[1];
+	ActivePg__Expr *keys[1] = {var(1)};
 	uint32_t	kinds[1] = {AP_TYPE_INT4};
-	ActivePg__AggSpec *specs[5];
 	char		err[256];
 	ApAgg	   *a = NULL;
 	int			rc;
 
-	keys[0] = var(1);
-	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
-	specs[1] = spec(AP_AGG_COUNT, AP_TYPE_INT8, var(2), positive(2));
-	specs[2] = spec(AP_AGG_SUM, AP_TYPE_NUMERIC, var(3), NULL);
-	specs[3] = spec(AP_AGG_MAX, AP_TYPE_INT8, var(2), NULL);
-	specs[4] = spec(AP_AGG_MAX, AP_TYPE_TEXT, var(4), NULL);
 	msg.n_group_keys = 1;
 	msg.group_keys = keys;
 	msg.n_key_kinds = 1;
 	msg.key_kinds = kinds;
-	msg.n_aggs = 5;
+	msg.n_aggs = nspecs;
 	msg.aggs = specs;
 	msg.memory_bytes = budget;
 	rc = ap_agg_compile(&msg, &desc, false, budget, &a, err, sizeof(err));
@@ -305,6 +298,20 @@ compile(uint64_t budget)
 		fprintf(stderr, "compile: %s\n", err);
 	CHECK_EQ(rc, 0);
 	return a;
+}
+
+/* Compile the test program: GROUP BY 1; count(*), count(2) FILTER (2 > 0), sum(3), max(2), max(4). */
+static ApAgg *
+compile(uint64_t budget)
+{
+	ActivePg__AggSpec *specs[5];
+
+	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
+	specs[1] = spec(AP_AGG_COUNT, AP_TYPE_INT8, var(2), positive(2));
+	specs[2] = spec(AP_AGG_SUM, AP_TYPE_NUMERIC, var(3), NULL);
+	specs[3] = spec(AP_AGG_MAX, AP_TYPE_INT8, var(2), NULL);
+	specs[4] = spec(AP_AGG_MAX, AP_TYPE_TEXT, var(4), NULL);
+	return compile_specs(specs, 5, budget);
 }
 
 /* Feed ntuples tuples over ngroups keys; returns the tuples that fell back. */
@@ -440,12 +447,8 @@ on_send_many(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroup
 static void
 test_batched_many_groups(uint64_t budget, int ntuples)
 {
-	ActivePg__AggProgram msg = ACTIVE_PG__AGG_PROGRAM__INIT;
-	ActivePg__Expr *keys[1] = {var(1)};
-	uint32_t	kinds[1] = {AP_TYPE_INT4};
 	ActivePg__AggSpec *specs[2];
-	char		err[256];
-	ApAgg	   *a = NULL;
+	ApAgg	   *a;
 	int32_t		key[32];
 	int64_t		v8[32];
 	ApValue		vals[32][NATTS];
@@ -455,14 +458,7 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 
 	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
 	specs[1] = spec(AP_AGG_SUM, AP_TYPE_INT8, var(2), NULL);
-	msg.n_group_keys = 1;
-	msg.group_keys = keys;
-	msg.n_key_kinds = 1;
-	msg.key_kinds = kinds;
-	msg.n_aggs = 2;
-	msg.aggs = specs;
-	msg.memory_bytes = budget;
-	CHECK_EQ(ap_agg_compile(&msg, &desc, false, budget, &a, err, sizeof(err)), 0);
+	a = compile_specs(specs, 2, budget);
 	CHECK(ap_agg_batch_size(a) >= 32);
 	memset(many_count, 0, sizeof(many_count));
 	memset(many_sum, 0, sizeof(many_sum));
