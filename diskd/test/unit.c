@@ -826,7 +826,9 @@ test_rowenc(void)
 static void
 test_rowenc_random(void)
 {
-	ApColumn	cols[8];
+	ApColumn	cols[8] = {col(4, 'i', AP_TYPE_INT4), col(-1, 'i', AP_TYPE_TEXT),
+		col(1, 'c', AP_TYPE_BOOL), col(8, 'd', AP_TYPE_INT8), col(-1, 'i', AP_TYPE_TEXT),
+	col(2, 's', AP_TYPE_INT2), col(-1, 'd', AP_TYPE_OTHER), col(-1, 'i', AP_TYPE_TEXT)};
 	ApTupleDesc desc = {8, cols, 0};
 	const int	proj[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	static unsigned char store[64][8][64];
@@ -834,14 +836,6 @@ test_rowenc_random(void)
 	ApRowBuf	b;
 	uint32_t	seed = 12345;
 
-	cols[0] = col(4, 'i', AP_TYPE_INT4);
-	cols[1] = col(-1, 'i', AP_TYPE_TEXT);
-	cols[2] = col(1, 'c', AP_TYPE_BOOL);
-	cols[3] = col(8, 'd', AP_TYPE_INT8);
-	cols[4] = col(-1, 'i', AP_TYPE_TEXT);
-	cols[5] = col(2, 's', AP_TYPE_INT2);
-	cols[6] = col(-1, 'd', AP_TYPE_OTHER);
-	cols[7] = col(-1, 'i', AP_TYPE_TEXT);
 	CHECK_EQ(ap_rowbuf_init(&b, 64), 0);
 	for (int round = 0; round < 50; round++)
 	{
