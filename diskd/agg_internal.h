@@ -156,6 +156,32 @@ group_key(const ApAgg *a, AggGroup *g)
 }
 
 /*
+ * Payload bytes of a varlena-kind value: text bytes, or a numeric's stored
+ * payload (a computed numeric is encoded into buf, as store_datum would).
+ */
+static inline void
+val_payload(const ApVal *v, unsigned char *buf, const unsigned char **data, uint32_t *len)
+{
+	if (v->kind == AP_TYPE_NUMERIC && v->nform != AP_NF_DATUM)
+	{
+		*len = v->nform == AP_NF_FIXED ? ap_numeric_encode_fixed(&v->u.fx, buf) :
+			ap_numeric_encode_special((ApNumSpecial) v->special, buf);
+		*data = buf;
+		return;
+	}
+	*data = v->u.s.p;
+	*len = v->u.s.len;
+}
+
+/*
+ * The new state of spec sp given the current one (cur, may be !has) and a
+ * tuple's argument v (agg_state.c); AP_FALLBACK where PostgreSQL would
+ * error or the disk cannot be exact.
+ */
+ApStatus	ap_agg_next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur,
+							  const ApVal *v, bool isnull, AggNext *nx);
+
+/*
  * Memory of the table (arena, index): zeroed if asked; from 2 MB on aligned
  * to and advised for transparent huge pages, since a table of many groups
  * is probed at random and a TLB miss per probe is as dear as the cache miss
