@@ -11,17 +11,6 @@
 
 #include "agg_internal.h"
 
-/* float NaN-aware three-way compare as float8_cmp_internal (NaN above all). */
-static int
-cmp_double(double x, double y)
-{
-	if (isnan(x))
-		return isnan(y) ? 0 : 1;
-	if (isnan(y))
-		return -1;
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /* Bytes of a bpchar payload without trailing spaces (bcTruelen). */
 static uint32_t
 bpchar_truelen(const unsigned char *p, uint32_t len)
@@ -192,7 +181,7 @@ ap_agg_next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const 
 					double		x = k == AP_TYPE_FLOAT4 ? (double) v->u.f4 : v->u.f8;
 
 					if (cur->has)
-						c = cmp_double(x, cur->u.f8);
+						c = ap_vm_cmp_double(x, cur->u.f8);
 					better = !cur->has || (sp->fn == AP_AGG_MIN ? c < 0 : c > 0);
 					if (better)
 						nx->st.u.f8 = x;

@@ -284,16 +284,6 @@ cmp_i64(int64_t a, int64_t b)
 	return a < b ? -1 : (a > b ? 1 : 0);
 }
 
-/* float8_cmp_internal(): NaN equals NaN and sorts above every number. */
-static int
-cmp_double(double a, double b)
-{
-	if (isnan(a))
-		return isnan(b) ? 0 : 1;
-	if (isnan(b))
-		return -1;
-	return a < b ? -1 : (a > b ? 1 : 0);
-}
 
 /* A float value widened to double, as the float48 operators do. */
 static inline double
@@ -488,7 +478,7 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 			}
 			else
 				memcpy(&x, v->ptr, sizeof(x));
-			c = cmp_double(x, val_double(&n->fkonst->kval));
+			c = ap_vm_cmp_double(x, val_double(&n->fkonst->kval));
 		}
 		else
 		{
@@ -531,7 +521,7 @@ eval_op(const ApNode *n, ApEvalCtx *cx)
 			break;
 
 		case AP_CMP_FLOAT:
-			c = cmp_double(val_double(&a), val_double(&b));
+			c = ap_vm_cmp_double(val_double(&a), val_double(&b));
 			break;
 
 		case AP_CMP_DATE_TS:

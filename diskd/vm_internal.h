@@ -17,6 +17,8 @@
 #ifndef DISKD_VM_INTERNAL_H
 #define DISKD_VM_INTERNAL_H
 
+#include <math.h>
+
 #include "diskd.h"
 
 typedef enum ApEv
@@ -166,6 +168,17 @@ typedef struct ApNode
 	uint32_t	hash;			/* structural hash (common subexpressions) */
 	struct ApNode **args;
 } ApNode;
+
+/* float8_cmp_internal(): NaN equals NaN and sorts above every number. */
+static inline int
+ap_vm_cmp_double(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return a < b ? -1 : (a > b ? 1 : 0);
+}
 
 /* The opaque compiled expression. */
 struct ApExpr
