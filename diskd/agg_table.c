@@ -12,6 +12,11 @@
 
 #include "agg_internal.h"
 
+/* Tables from this size on sit on transparent huge pages (ap_agg_alloc_table). */
+#define AGG_HUGE_PAGE			((size_t) 2 * 1024 * 1024)
+/* Groups from which a batch's slots and groups are prefetched (prefetch_batch). */
+#define AGG_PREFETCH_GROUPS		4096
+
 /*
  * Write a fixed-length value of kind k as its datum bytes; returns the
  * length.  *word gets the same bytes as an integer, for the hash.
@@ -209,10 +214,6 @@ find_slot(const ApAgg *a, uint64_t hash, const unsigned char *key, size_t keylen
 		i = (i + 1) & mask;
 	}
 }
-
-#define AGG_HUGE_PAGE			((size_t) 2 * 1024 * 1024)
-/* Groups from which a batch's slots and groups are prefetched (prefetch_batch). */
-#define AGG_PREFETCH_GROUPS		4096
 
 /* See agg_internal.h. */
 void *
