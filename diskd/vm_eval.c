@@ -284,7 +284,6 @@ cmp_i64(int64_t a, int64_t b)
 	return a < b ? -1 : (a > b ? 1 : 0);
 }
 
-
 /* A float value widened to double, as the float48 operators do. */
 static inline double
 val_double(const ApVal *v)
@@ -349,39 +348,6 @@ apply_op(int op, int c)
  */
 static ApTri eval_op(const ApNode *n, ApEvalCtx *cx);
 
-/* An integer-like column's value (kinds BOOL, INT2, INT4, DATE, INT8, TIMESTAMP*). */
-static inline int64_t
-int_datum(int kind, const unsigned char *p)
-{
-	switch (kind)
-	{
-		case AP_TYPE_BOOL:
-			return p[0] != 0;
-		case AP_TYPE_INT2:
-			{
-				int16_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-		case AP_TYPE_INT4:
-		case AP_TYPE_DATE:
-			{
-				int32_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-		default:
-			{
-				int64_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-	}
-}
-
 static inline ApTri
 eval_fast(const ApNode *n, ApEvalCtx *cx)
 {
@@ -419,7 +385,8 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 		v = &cx->values[var->attno - 1];
 		if (v->isnull || w->isnull)
 			return AP_NULL;
-		c = cmp_i64(int_datum(var->type_kind, v->ptr), int_datum(var->type_kind, w->ptr));
+		c = cmp_i64(ap_vm_int_datum(var->type_kind, v->ptr),
+					ap_vm_int_datum(var->type_kind, w->ptr));
 	}
 	else if (n->fast == FC_NUMERIC)
 	{
@@ -482,7 +449,7 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 		}
 		else
 		{
-			int64_t		x = int_datum(var->type_kind, v->ptr);
+			int64_t		x = ap_vm_int_datum(var->type_kind, v->ptr);
 
 			if (n->fast == FC_DATE_TS && !ap_vm_date_to_ts((int32_t) x, &x))
 				return AP_TRI_FALLBACK;

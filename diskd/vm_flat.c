@@ -293,39 +293,6 @@ str_payload(const unsigned char *p, const unsigned char **data, uint32_t *len)
 	return ap_varlena_payload(p, NULL, 0, data, len) == AP_OK;
 }
 
-/* Integer-like column v of kind as a 64-bit value. */
-static inline int64_t
-int_value(int kind, const ApValue *v)
-{
-	switch (kind)
-	{
-		case AP_TYPE_BOOL:
-			return v->ptr[0] != 0;
-		case AP_TYPE_INT2:
-			{
-				int16_t		x;
-
-				memcpy(&x, v->ptr, sizeof(x));
-				return x;
-			}
-		case AP_TYPE_INT4:
-		case AP_TYPE_DATE:
-			{
-				int32_t		x;
-
-				memcpy(&x, v->ptr, sizeof(x));
-				return x;
-			}
-		default:
-			{
-				int64_t		x;
-
-				memcpy(&x, v->ptr, sizeof(x));
-				return x;
-			}
-	}
-}
-
 /*
  * The stored numeric v (not NULL) as a 64-bit coefficient and scale, from
  * the cache when its bytes are there; false where ap_numeric_payload_i64
@@ -404,7 +371,7 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 				const ApValue *v = &rows[r][in->attno - 1];
 
 				d->isnull[r] = v->isnull;
-				d->i[r] = v->isnull ? 0 : int_value(in->kind, v);
+				d->i[r] = v->isnull ? 0 : ap_vm_int_datum(in->kind, v->ptr);
 			}
 			break;
 		case FO_STRCOL:

@@ -57,7 +57,6 @@ typedef enum ApBloomPrivIndex
 	/* plan entries only (bloom_share.c) */
 	AP_BLOOM_PRIV_SHARE = AP_BLOOM_PRIV_COUNT,	/* Integer: share id of the small side, 0 none */
 	AP_BLOOM_PRIV_SHARE_POS,	/* IntList: the keys' positions in the share's rows */
-	AP_BLOOM_PRIV_SHARE_PROBE,	/* Integer: 1 if the share is the Hash Join's probe side */
 	AP_BLOOM_PRIV_PLAN_COUNT
 } ApBloomPrivIndex;
 
@@ -156,7 +155,7 @@ typedef struct ApBloomFilterState
 	PlanState  *child;			/* produces the small side's keys */
 	int			share;			/* share id of the small side's rows (0: none) */
 	int			share_pos[AP_BLOOM_KEYS_MAX];	/* the keys' positions in them */
-	bool		share_probe;	/* the share is the Hash Join's probe side */
+	bool		share_probe;	/* shared is the Hash Join's probe side (ApBloomShareRows) */
 	bool		shared;			/* the last build read the shared rows */
 
 	/* the filter, kept across rescans while the child's params stand */
@@ -238,13 +237,13 @@ int			ApBloomShareNewId(void);
 Path	   *ApBloomSharePath(PlannerInfo *root, Path *child, int id, bool probe);
 /*
  * The completed rows of share id in estate, usable for a filter's build, or
- * NULL; *slot gets a slot of their row type.  ApBloomShareRead reads them.
- * probe: the share is the probe side of the filtered scan's Hash Join.
+ * NULL; *slot gets a slot of their row type, *probe whether the share is the
+ * probe side of the filtered scan's Hash Join.  ApBloomShareRead reads them.
  */
 struct Tuplestorestate;
 uint64		ApBloomShareMark(void);
-struct Tuplestorestate *ApBloomShareRows(EState *estate, int id, bool probe, uint64 mark,
-										 TupleTableSlot **slot);
+struct Tuplestorestate *ApBloomShareRows(EState *estate, int id, uint64 mark,
+										 TupleTableSlot **slot, bool *probe);
 bool		ApBloomShareRead(struct Tuplestorestate *store, TupleTableSlot *slot);
 void		ApBloomShareInit(void);
 

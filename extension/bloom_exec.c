@@ -111,7 +111,6 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 		f->max_bytes = intVal(list_nth(entry, AP_BLOOM_PRIV_MAX_BYTES));
 		f->seed = AP_BLOOM_SEED(i);
 		f->share = intVal(list_nth(entry, AP_BLOOM_PRIV_SHARE));
-		f->share_probe = intVal(list_nth(entry, AP_BLOOM_PRIV_SHARE_PROBE)) != 0;
 		if (f->share > 0)
 		{
 			List	   *pos = list_nth(entry, AP_BLOOM_PRIV_SHARE_POS);
@@ -285,7 +284,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	TupleTableSlot *share_slot = NULL;
 
 	/* the Hash's copy of the small side, if it already ran (bloom_share.c) */
-	shared = ApBloomShareRows(estate, f->share, f->share_probe, bs->share_mark, &share_slot);
+	shared = ApBloomShareRows(estate, f->share, bs->share_mark, &share_slot, &f->share_probe);
 	for (int k = 0; shared != NULL && k < f->nkeys; k++)
 	{
 		if (f->share_pos[k] < 1 ||

@@ -714,7 +714,6 @@ ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		children = lappend(children, change_plan_targetlist(lfirst(lp), child_tlist, false));
 		plan_entry = lappend(plan_entry, makeInteger(bp->share_ids[l]));
 		plan_entry = lappend(plan_entry, list_copy(bp->share_pos[l]));
-		plan_entry = lappend(plan_entry, makeInteger(bp->levels[l].big_is_outer ? 0 : 1));
 		plan_blooms = lappend(plan_blooms, plan_entry);
 	}
 	list_nth_cell(cscan->custom_private, AP_PRIV_BLOOMS)->ptr_value = plan_blooms;

@@ -394,25 +394,27 @@ ApBloomShareMark(void)
  * own copy is the first registered after the scan itself started (mark):
  * the filtered scan is the probe side, started before its Hash Joins'
  * Hashes, and a filter child's copy starts, whole, inside the scan that
- * owns it.  A probe-side share (probe) is started before the Hash that holds
- * the scan: its copy is the last registered before the mark.
+ * owns it.  A probe-side (eager) share is started before the Hash that
+ * holds the scan: its copy is the last registered before the mark.  A
+ * level's share is one or the other in every copy.
  */
 Tuplestorestate *
-ApBloomShareRows(EState *estate, int id, bool probe, uint64 mark, TupleTableSlot **slot)
+ApBloomShareRows(EState *estate, int id, uint64 mark, TupleTableSlot **slot, bool *probe)
 {
 	ListCell   *lc;
 	ApShareState *st = NULL;
 
+	*probe = false;
 	if (id <= 0)
 		return NULL;
 	foreach(lc, ap_shares)
 	{
 		ApShareEntry *e = lfirst(lc);
 
-		if (e->estate != estate || e->id != id || (e->seq <= mark) != probe)
+		if (e->estate != estate || e->id != id || (e->seq <= mark) != e->node->eager)
 			continue;
 		st = e->node;
-		if (!probe)
+		if (!st->eager)
 			break;
 	}
 	if (st != NULL)
@@ -422,6 +424,7 @@ ApBloomShareRows(EState *estate, int id, bool probe, uint64 mark, TupleTableSlot
 			return NULL;
 		*slot = MakeSingleTupleTableSlot(st->css.ss.ss_ScanTupleSlot->tts_tupleDescriptor,
 										 &TTSOpsMinimalTuple);
+		*probe = st->eager;
 		tuplestore_select_read_pointer(st->store, st->reader);
 		tuplestore_rescan(st->store);
 		return st->store;
