@@ -426,36 +426,62 @@ ap_bloom_probe_len(const unsigned char *bits, size_t len, uint32_t k, uint64_t h
 	return ap_bloom_probe_blocks(bits, ap_bloom_nblocks(len), ap_bloom_block_log2(len), k, h);
 }
 
+/* x^k for a small integer k, by squaring (k multiplies at most). */
+static inline double
+ap_bloom_ipow(double x, uint32_t k)
+{
+	double		r = 1.0;
+
+	for (; k > 0; k >>= 1)
+	{
+		if (k & 1)
+			r *= x;
+		x *= x;
+	}
+	return r;
+}
+
 /*
  * Expected false-positive rate of a blocked filter holding nkeys distinct
  * keys: the keys per block are Poisson(nkeys / nblocks); a block with j keys
  * has each bit still clear with probability (1 - 1/512)^(k j), and a
- * non-member passes if its k bits are all set.
+ * non-member passes if its k bits are all set.  The sum runs over j within
+ * ten standard deviations of the mean, each term from the one before (the
+ * Poisson weight times lambda / j, the clear share times (1 - 1/512)^k): the
+ * planner asks for many rates while it costs filters, and a logarithm, an
+ * exponential and a log-gamma per term made that a third of planning a
+ * six-table join.
  */
 static inline double
 ap_bloom_fpr(double nkeys, uint32_t nblocks, uint32_t k)
 {
 	double		lambda;
 	double		clear1 = 1.0 - 1.0 / AP_BLOOM_BLOCK_BITS;
+	double		clear_k;
 	double		sum = 0.0;
 	double		lo;
 	double		hi;
+	double		pj;
+	double		clear_j;
 
 	if (nkeys <= 0.0 || nblocks == 0)
 		return nkeys <= 0.0 ? 0.0 : 1.0;
 	lambda = nkeys / nblocks;
 	/* so many keys per block that the spread no longer matters */
 	if (lambda > 20000.0)
-		return pow(1.0 - pow(clear1, k * lambda), k);
+		return ap_bloom_ipow(1.0 - pow(clear1, k * lambda), k);
 	lo = floor(lambda - 10.0 * sqrt(lambda) - 10.0);
 	if (lo < 0.0)
 		lo = 0.0;
 	hi = ceil(lambda + 10.0 * sqrt(lambda) + 10.0);
+	clear_k = ap_bloom_ipow(clear1, k);
+	pj = exp(-lambda + lo * log(lambda) - lgamma(lo + 1.0));
+	clear_j = pow(clear_k, lo);
 	for (double j = lo; j <= hi; j += 1.0)
 	{
-		double		pj = exp(-lambda + j * log(lambda) - lgamma(j + 1.0));
-
-		sum += pj * pow(1.0 - pow(clear1, k * j), k);
+		sum += pj * ap_bloom_ipow(1.0 - clear_j, k);
+		pj *= lambda / (j + 1.0);
+		clear_j *= clear_k;
 	}
 	return sum > 1.0 ? 1.0 : sum;
 }
@@ -474,7 +500,7 @@ ap_bloom_fpr_len(double nkeys, size_t len, uint32_t k)
 	if (nkeys <= 0.0)
 		return 0.0;
 	m = (double) len * 8.0;
-	return pow(1.0 - pow(1.0 - 1.0 / m, k * nkeys), k);
+	return ap_bloom_ipow(1.0 - pow(1.0 - 1.0 / m, k * nkeys), k);
 }
 
 /* The k in [MIN, MAX] with the lowest rate for a filter of len bytes. */
