@@ -61,6 +61,7 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 				  ApBloomSet *set, bool *varlena)
 {
 	ApBloomProbe *p = &set->filters[set->nfilters];
+	bool		fixed = true;
 
 	if (!ap_bloom_len_valid(bf->bits.len) || bf->bits.len > AP_BLOOM_BYTES_MAX)
 		return bloom_fail(set, AP_ERR_BAD_REQUEST,
@@ -109,10 +110,14 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 			*varlena = true;
 		p->attnos[j] = attno;
 		p->kinds[j] = (uint8_t) kind;
+		p->keyoff[j] = attno <= desc->ncached ? desc->cols[attno - 1].cacheoff : 0;
+		if (attno > desc->ncached || AP_KIND_ATTLEN(kind) <= 0 || kind == AP_TYPE_NUMERIC)
+			fixed = false;
 		if (attno > set->max_attno)
 			set->max_attno = attno;
 	}
 	p->h0 = ap_bloom_seed_state(p->seed);
+	p->fixed = fixed;
 	set->nfilters++;
 	return 0;
 }
@@ -125,6 +130,7 @@ ap_bloom_compile(const ActivePg__Program *msg, const ApTupleDesc *desc, ApBloomS
 
 	set->nfilters = 0;
 	set->max_attno = 0;
+	set->fixed = false;
 	set->measure = false;
 	set->scratch = NULL;
 	set->error[0] = '\0';
@@ -144,6 +150,9 @@ ap_bloom_compile(const ActivePg__Program *msg, const ApTupleDesc *desc, ApBloomS
 		if (rc != 0)
 			return rc;
 	}
+	set->fixed = true;
+	for (int i = 0; i < set->nfilters; i++)
+		set->fixed &= set->filters[i].fixed;
 	if (varlena)
 	{
 		set->scratch = malloc(AP_BLOOM_SCRATCH_BYTES);
@@ -254,11 +263,11 @@ bloom_verdict(ApBloomSet *set, const ApBloomProbe *p, const ApValue *values)
 		BLOOM_PASS : BLOOM_DROP;
 }
 
-/* Probe the tuple against every filter (see bloom.h). */
-bool
-ap_bloom_pass(ApBloomSet *set, const ApValue *values)
+/* Probe the tuple against filters first.. in order; false at the first that drops it. */
+static inline bool
+bloom_pass_from(ApBloomSet *set, const ApValue *values, int first)
 {
-	for (int i = 0; i < set->nfilters; i++)
+	for (int i = first; i < set->nfilters; i++)
 	{
 		ApBloomProbe *p = &set->filters[i];
 
@@ -270,6 +279,74 @@ ap_bloom_pass(ApBloomSet *set, const ApValue *values)
 		}
 	}
 	return true;
+}
+
+/* Probe the tuple against every filter (see bloom.h). */
+bool
+ap_bloom_pass(ApBloomSet *set, const ApValue *values)
+{
+	return bloom_pass_from(set, values, 0);
+}
+
+/* ... after the first (see bloom.h). */
+bool
+ap_bloom_pass_rest(ApBloomSet *set, const ApValue *values)
+{
+	return bloom_pass_from(set, values, 1);
+}
+
+/* Tuples ap_bloom_first_batch hashes before it probes them. */
+#define BLOOM_BATCH		64
+
+/* The first filter's verdicts on a batch of tuples (see bloom.h). */
+void
+ap_bloom_first_batch(const ApBloomSet *set, const unsigned char *const *data, int n,
+					 uint8_t *verdict)
+{
+	const ApBloomProbe *p = &set->filters[0];
+	uint64_t	h[BLOOM_BATCH];
+
+	for (int base = 0; base < n; base += BLOOM_BATCH)
+	{
+		int			m = n - base < BLOOM_BATCH ? n - base : BLOOM_BATCH;
+
+		/* the same words bloom_hash_value hashes for these kinds */
+		for (int i = 0; i < m; i++)
+		{
+			const unsigned char *d = data[base + i];
+			ApBloomHash st;
+
+			if (d == NULL)
+				continue;
+			ap_bloom_hash_start(&st, p->h0);
+			for (int j = 0; j < p->nkeys; j++)
+			{
+				int64_t		v = bloom_stored_int(d + p->keyoff[j], AP_KIND_ATTLEN(p->kinds[j]));
+
+				if (p->kinds[j] == AP_TYPE_DATE)
+					ap_bloom_key_date(&st, (int32_t) v);
+				else
+					ap_bloom_key_int(&st, v);
+			}
+			h[i] = ap_bloom_hash_final(&st);
+			/* the block of each: misses in flight together, not one per probe */
+			__builtin_prefetch(p->bits + ((size_t) ap_bloom_block(h[i], p->nblocks) <<
+										 (p->log2bits - 3)));
+		}
+		for (int i = 0; i < m; i++)
+			verdict[base + i] = data[base + i] == NULL ? AP_BLOOM_UNKNOWN :
+				ap_bloom_probe_blocks(p->bits, p->nblocks, p->log2bits, p->nhashes, h[i]) ?
+				AP_BLOOM_PASSES : AP_BLOOM_DROPS;
+	}
+}
+
+/* Count the first filter's verdict (see bloom.h). */
+void
+ap_bloom_count_first(ApBloomSet *set, bool passes)
+{
+	set->filters[0].tested++;
+	if (!passes)
+		set->filters[0].dropped++;
 }
 
 /* The one filter that rejects a dropped tuple (see bloom.h). */

@@ -31,6 +31,8 @@ typedef struct ApBloomProbe
 	int			nkeys;
 	int			attnos[AP_BLOOM_KEYS_MAX];	/* key columns, 1-based */
 	uint8_t		kinds[AP_BLOOM_KEYS_MAX];	/* ApTypeKind of each */
+	bool		fixed;			/* every key an int2/int4/int8/date at a cached offset */
+	uint32_t	keyoff[AP_BLOOM_KEYS_MAX];	/* with fixed: offsets in a tuple without nulls */
 	uint64_t	tested;			/* tuples probed against this filter */
 	uint64_t	dropped;		/* tuples this filter dropped */
 	uint64_t	alone;			/* of those, dropped by it alone (Program.bloom_measure) */
@@ -42,6 +44,7 @@ typedef struct ApBloomSet
 	ApBloomProbe filters[AP_BLOOM_FILTERS_MAX];
 	int			nfilters;
 	int			max_attno;		/* highest key column: deform this far first */
+	bool		fixed;			/* every filter's keys fixed (ap_bloom_first_batch) */
 	unsigned char *scratch;		/* AP_BLOOM_SCRATCH_BYTES, NULL if no varlena key */
 	bool		measure;		/* Program.bloom_measure */
 	/* ScanStats.bloom_filter_* point here (ap_bloom_report) */
@@ -66,6 +69,26 @@ void		ap_bloom_free(ApBloomSet *set);
  * set->max_attno.  False: some filter certainly rejects the keys.
  */
 bool		ap_bloom_pass(ApBloomSet *set, const ApValue *values);
+/* The same for the filters after the first, whose verdict the caller counted. */
+bool		ap_bloom_pass_rest(ApBloomSet *set, const ApValue *values);
+
+/* What ap_bloom_first_batch says of a tuple. */
+#define AP_BLOOM_UNKNOWN	0	/* not decided: probe it with ap_bloom_pass */
+#define AP_BLOOM_PASSES		1	/* the first filter passes it */
+#define AP_BLOOM_DROPS		2	/* the first filter drops it */
+
+/*
+ * With set->fixed: the first filter's verdict on n tuples at once.
+ * data[i] is tuple i's data area when it has no nulls and holds the key
+ * columns at their cached offsets (ap_tuple_fixed_data), else NULL
+ * (verdict AP_BLOOM_UNKNOWN).  The keys are hashed for the whole batch,
+ * then probed: one tuple's hash is a chain of multiplies, a batch's are
+ * independent and overlap.  Counts nothing (ap_bloom_count_first).
+ */
+void		ap_bloom_first_batch(const ApBloomSet *set, const unsigned char *const *data,
+								 int n, uint8_t *verdict);
+/* Count the first filter's verdict on one tuple, as ap_bloom_pass would. */
+void		ap_bloom_count_first(ApBloomSet *set, bool passes);
 
 /*
  * Program.bloom_measure, for a tuple ap_bloom_pass dropped: the index of the

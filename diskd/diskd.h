@@ -169,6 +169,14 @@ ApStatus	ap_tuple_deform_more(const ApTupleDesc *desc, const unsigned char *tup,
 								 uint32_t len, const ApTupleHeader *hdr,
 								 int from, int upto, ApValue *values);
 
+/*
+ * The data area of a tuple with a valid header hdr when ap_tuple_deform
+ * reads attributes 1..upto at their cached offsets (no nulls, upto <=
+ * desc->ncached, all within len); else NULL.
+ */
+const unsigned char *ap_tuple_fixed_data(const ApTupleDesc *desc, const unsigned char *tup,
+										 uint32_t len, const ApTupleHeader *hdr, int upto);
+
 /* ---------- varlena.c ---------- */
 /* varlena header facts (varatt.h / postgres.h, little-endian layout). */
 bool		ap_varlena_is_1b(const unsigned char *p);		/* short or external */

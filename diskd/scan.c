@@ -72,7 +72,7 @@ waited_since(uint64_t t0, uint64_t cpu0_ns)
  * Send one frame, counting its bytes and the time blocked because the host
  * has not taken the earlier ones; -1 if the connection is gone.
  */
-static int
+int
 scan_send(Scan *s, const ActivePg__Frame *frame)
 {
 	size_t		bytes = active_pg__frame__get_packed_size(frame) + AP_FRAME_HEADER_BYTES;
@@ -447,12 +447,46 @@ measure_bloom_drop(Scan *s, const unsigned char *tup, uint32_t len,
 		s->blooms.filters[i].alone++;
 }
 
+/*
+ * A page whose tuples are all visible, with filters whose keys lie at fixed
+ * offsets: every tuple's header into s->hdrs[] and s->vis[] (as
+ * decide_page_visibility leaves them for other pages), and the first
+ * filter's verdicts into s->bloom_first[], the keys of all hashed before any
+ * is probed (ap_bloom_first_batch).
+ */
+static void
+bloom_page_verdicts(Scan *s, const unsigned char *page, int nitems)
+{
+	const unsigned char *data[SCAN_MAX_ITEMS];
+
+	for (int off = 1; off <= nitems; off++)
+	{
+		unsigned	flags;
+		uint32_t	len;
+		const unsigned char *tup = page_tuple(page, off, &flags, &len);
+
+		data[off - 1] = NULL;
+		if (flags != AP_LP_NORMAL)
+			continue;
+		if (tup == NULL || ap_tuple_header(tup, len, &s->hdrs[off]) != AP_OK)
+		{
+			s->vis[off] = SCAN_VIS_BAD_HEADER;
+			continue;
+		}
+		s->vis[off] = AP_VIS_VISIBLE;
+		data[off - 1] = ap_tuple_fixed_data(&s->desc, tup, len, &s->hdrs[off],
+											s->blooms.max_attno);
+	}
+	ap_bloom_first_batch(&s->blooms, data, nitems, s->bloom_first + 1);
+}
+
 /* Visibility, decoding, filter and projection of one page. */
 static int
 scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 {
 	ApPageStatus st;
 	bool		all_visible;
+	bool		batched;		/* headers and first Bloom verdicts read already */
 	int			nitems;
 	int			off;
 
@@ -469,6 +503,9 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 	if (!all_visible && decide_page_visibility(s, page, nitems) < 0)
 		return -1;
 
+	batched = all_visible && s->blooms.fixed;
+	if (batched)
+		bloom_page_verdicts(s, page, nitems);
 	for (off = 1; off <= SCAN_PREFETCH_AHEAD; off++)
 		prefetch_tuple(page, off, nitems);
 	for (off = 1; off <= nitems; off++)
@@ -487,7 +524,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			continue;
 		s->stats.tuples_seen++;
 		/* PD_ALL_VISIBLE: every tuple is visible to every snapshot still running */
-		if (all_visible)
+		if (all_visible && !batched)
 		{
 			hdr = &hdrbuf;
 			v = (tup == NULL || ap_tuple_header(tup, len, &hdrbuf) != AP_OK) ?
@@ -495,7 +532,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		else
 		{
-			/* decide_page_visibility read this header already: no second read */
+			/* decide_page_visibility or bloom_page_verdicts read this header already */
 			hdr = &s->hdrs[off];
 			v = s->vis[off];
 		}
@@ -518,6 +555,21 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		/* the join's filter first: most rows of a selective join end here */
 		if (s->blooms.nfilters > 0)
 		{
+			uint8_t		first = batched ? s->bloom_first[off] : AP_BLOOM_UNKNOWN;
+
+			/* decided with the page: its keys decode at their fixed offsets */
+			if (first == AP_BLOOM_DROPS)
+			{
+				s->stats.bloom_tested++;
+				s->stats.bloom_dropped++;
+				ap_bloom_count_first(&s->blooms, false);
+				/* EXPLAIN ANALYZE: whether it alone drops the tuple needs every key */
+				if (s->blooms.measure &&
+					ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
+									s->values) == AP_OK)
+					measure_bloom_drop(s, tup, len, hdr);
+				continue;
+			}
 			if (ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
 								s->values) != AP_OK)
 			{
@@ -526,7 +578,10 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 				continue;
 			}
 			s->stats.bloom_tested++;
-			if (!ap_bloom_pass(&s->blooms, s->values))
+			if (first == AP_BLOOM_PASSES)
+				ap_bloom_count_first(&s->blooms, true);
+			if (first == AP_BLOOM_PASSES ? !ap_bloom_pass_rest(&s->blooms, s->values) :
+				!ap_bloom_pass(&s->blooms, s->values))
 			{
 				s->stats.bloom_dropped++;
 				if (s->blooms.measure)
@@ -587,57 +642,6 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 	return aggregate_batch(s, blkno);
 }
 
-
-/* Ship the buffered raw pages as one PageBatch. */
-static int
-flush_pages(Scan *s)
-{
-	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
-	ActivePg__PageBatch batch = ACTIVE_PG__PAGE_BATCH__INIT;
-
-	if (s->npages == 0)
-		return 0;
-	batch.n_blocks = s->npages;
-	batch.blocks = s->page_blocks;
-	batch.pages.len = (size_t) s->npages * AP_BLCKSZ;
-	batch.pages.data = s->pages;
-	frame.msg_case = ACTIVE_PG__FRAME__MSG_PAGE_BATCH;
-	frame.page_batch = &batch;
-	if (scan_send(s, &frame) < 0)
-		return -1;
-	s->npages = 0;
-	return 0;
-}
-
-/*
- * Distributed-device mode: queue one page for the host as it is, with no
- * checks (the host verifies it as it verifies any page it reads).  Only
- * all-zero pages stay home: PostgreSQL accepts them silently and they hold
- * no tuples, so the host would do nothing with them.
- */
-static int
-ship_page(Scan *s, const unsigned char *page, uint32_t blkno)
-{
-	if (ap_page_is_new(page))
-		return 0;
-	memcpy(s->pages + (size_t) s->npages * AP_BLCKSZ, page, AP_BLCKSZ);
-	s->page_blocks[s->npages++] = blkno;
-	return s->npages == s->max_pages ? flush_pages(s) : 0;
-}
-
-/* Buffers of the distributed-device mode; the program is ignored. */
-static int
-prepare_pages(Scan *s)
-{
-	s->max_pages = s->batch_bytes / AP_BLCKSZ;
-	if (s->max_pages == 0)
-		s->max_pages = 1;
-	s->pages = malloc((size_t) s->max_pages * AP_BLCKSZ);
-	s->page_blocks = malloc(s->max_pages * sizeof(uint32_t));
-	if (s->pages == NULL || s->page_blocks == NULL)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	return 0;
-}
 
 /*
  * Hold the scan for an emulation throttle of us microseconds, in short
@@ -736,7 +740,7 @@ scan_units(Scan *s)
 
 			s->stats.pages_read++;
 			s->stats.bytes_read += AP_BLCKSZ;
-			if ((s->pages_mode ? ship_page(s, page, chunk.first_block + i) :
+			if ((s->pages_mode ? scan_ship_page(s, page, chunk.first_block + i) :
 				 scan_page(s, page, chunk.first_block + i)) < 0)
 				return -1;
 		}
@@ -759,7 +763,7 @@ scan_units(Scan *s)
 	}
 	if (s->agg != NULL && flush_groups(s, false) < 0)
 		return -1;
-	if (flush_pages(s) < 0 || flush_rows(s) < 0 || flush_fallback(s) < 0)
+	if (scan_flush_pages(s) < 0 || flush_rows(s) < 0 || flush_fallback(s) < 0)
 		return -1;
 	return 0;
 }
@@ -798,7 +802,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 				  req->rel->spc_oid, SCAN_TBLSPC_PREFIX);
 		goto done;
 	}
-	if ((s->pages_mode ? prepare_pages(s) : scan_prepare(s)) < 0)
+	if ((s->pages_mode ? scan_prepare_pages(s) : scan_prepare(s)) < 0)
 		goto done;
 	(void) scan_units(s);
 

@@ -75,6 +75,8 @@ typedef struct Scan
 	uint8_t		need_seen[SCAN_MAX_ITEMS * 2];
 	uint8_t		vis[SCAN_MAX_ITEMS + 1];	/* ApVis per offset number */
 	ApTupleHeader hdrs[SCAN_MAX_ITEMS + 1]; /* headers read deciding vis[] */
+	/* with blooms.fixed: the first filter's verdict per offset number (AP_BLOOM_*) */
+	uint8_t		bloom_first[SCAN_MAX_ITEMS + 1];
 
 	ActivePg__ScanStats stats;
 
@@ -97,6 +99,17 @@ scan_cmp_u32(const void *a, const void *b)
 /* Record why the scan stops (first reason wins); always returns -1. */
 int			scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
+
+/*
+ * Send one frame, counting its bytes and the time blocked because the host
+ * has not taken the earlier ones; -1 if the connection is gone.
+ */
+int			scan_send(Scan *s, const ActivePg__Frame *frame);
+
+/* Distributed-device mode (scan_pages.c): its buffers, one page, the batch. */
+int			scan_prepare_pages(Scan *s);
+int			scan_ship_page(Scan *s, const unsigned char *page, uint32_t blkno);
+int			scan_flush_pages(Scan *s);
 
 /* Check the request's geometry and limits; 0 or -1 with the error set. */
 int			scan_check_request(Scan *s);

@@ -284,6 +284,27 @@ ap_tuple_deform_more(const ApTupleDesc *desc, const unsigned char *tup,
 	return deform_walk(desc, data, dlen, NULL, i, upto, off, values);
 }
 
+/*
+ * The data area of a tuple (header hdr, read by ap_tuple_header) that
+ * ap_tuple_deform takes to upto by the cached offsets alone: no nulls, at
+ * least upto attributes, and the leading fixed-length ones through upto
+ * (upto <= desc->ncached) within len.  NULL otherwise.
+ */
+const unsigned char *
+ap_tuple_fixed_data(const ApTupleDesc *desc, const unsigned char *tup, uint32_t len,
+					const ApTupleHeader *hdr, int upto)
+{
+	const ApColumn *last;
+
+	if (upto < 1 || upto > desc->ncached || (hdr->infomask & AP_HEAP_HASNULL) ||
+		upto > hdr->natts || hdr->hoff > len)
+		return NULL;
+	last = &desc->cols[upto - 1];
+	if (last->cacheoff + (uint32_t) last->attlen > len - hdr->hoff)
+		return NULL;
+	return tup + hdr->hoff;
+}
+
 /* Deform attributes 1..upto (see ap_tuple_deform_more). */
 ApStatus
 ap_tuple_deform(const ApTupleDesc *desc, const unsigned char *tup,

@@ -349,6 +349,150 @@ test_narrow(void)
 	CHECK(strstr(set.error, "bits") != NULL);
 }
 
+/* Hash of an (int4, date) key, as the host computes it. */
+static uint64_t
+hash_int_date(int32_t k, int32_t d)
+{
+	ApBloomHash st;
+
+	ap_bloom_hash_init(&st, SEED);
+	ap_bloom_key_int(&st, k);
+	ap_bloom_key_date(&st, d);
+	return ap_bloom_hash_final(&st);
+}
+
+/*
+ * The first filter's verdicts on a batch (ap_bloom_first_batch) are what
+ * probing each tuple says: over tuples of (int4, int2, int8, date, text) with
+ * a two-column filter on (int4, date) and a second on the int8, across
+ * batch boundaries, with tuples the caller left out (NULL data).  A filter
+ * on the text column leaves the set without batches.
+ */
+static void
+test_first_batch(void)
+{
+	ApColumn	cols[5] = {
+		{4, 'i', true, false, AP_TYPE_INT4, 0},
+		{2, 's', true, false, AP_TYPE_INT2, 0},
+		{8, 'd', true, false, AP_TYPE_INT8, 0},
+		{4, 'i', true, false, AP_TYPE_DATE, 0},
+		{-1, 'i', false, false, AP_TYPE_TEXT, 0},
+	};
+	ApTupleDesc desc = {5, cols, 0};
+	ActivePg__Expr vars[3] = {ACTIVE_PG__EXPR__INIT, ACTIVE_PG__EXPR__INIT,
+	ACTIVE_PG__EXPR__INIT};
+	ActivePg__Expr *keys0[2] = {&vars[0], &vars[1]};
+	ActivePg__Expr *keys1[1] = {&vars[2]};
+	uint32_t	kinds0[2] = {AP_TYPE_INT4, AP_TYPE_DATE};
+	uint32_t	kinds1[1] = {AP_TYPE_INT8};
+	ActivePg__BloomFilter bf[2] = {ACTIVE_PG__BLOOM_FILTER__INIT, ACTIVE_PG__BLOOM_FILTER__INIT};
+	ActivePg__BloomFilter *bfp[2] = {&bf[0], &bf[1]};
+	ActivePg__Program prog = ACTIVE_PG__PROGRAM__INIT;
+	static unsigned char bits0[1024];
+	static unsigned char bits1[1024];
+	enum {NROWS = 150};
+	static unsigned char rows[NROWS][24];
+	const unsigned char *data[NROWS];
+	uint8_t		verdict[NROWS];
+	ApBloomSet	set;
+	ApBloomSet	first_only;
+	uint64_t	state = 77;
+	int			drops = 0;
+
+	ap_tupdesc_cache_offsets(&desc);
+	CHECK_EQ(desc.ncached, 4);
+	vars[0].node_case = vars[1].node_case = vars[2].node_case = ACTIVE_PG__EXPR__NODE_VAR;
+	vars[0].var = 1;
+	vars[1].var = 4;
+	vars[2].var = 3;
+	for (int f = 0; f < 2; f++)
+	{
+		bf[f].bits.data = f == 0 ? bits0 : bits1;
+		bf[f].bits.len = sizeof(bits0);
+		bf[f].nhashes = 4;
+		bf[f].seed = SEED;
+	}
+	bf[0].n_keys = bf[0].n_key_kinds = 2;
+	bf[0].keys = keys0;
+	bf[0].key_kinds = kinds0;
+	bf[1].n_keys = bf[1].n_key_kinds = 1;
+	bf[1].keys = keys1;
+	bf[1].key_kinds = kinds1;
+	prog.n_blooms = 2;
+	prog.blooms = bfp;
+
+	/* rows at the cached offsets (0, 4, 8, 16); every third one's keys inserted */
+	for (int i = 0; i < NROWS; i++)
+	{
+		int32_t		k = (int32_t) (next_rand(&state) % 100000) - 50000;
+		int16_t		s2 = (int16_t) i;
+		int64_t		k8 = (int64_t) next_rand(&state);
+		int32_t		d = (int32_t) (next_rand(&state) % 20000) - 10000;
+
+		CHECK_EQ(cols[1].cacheoff, 4);
+		memcpy(rows[i] + cols[0].cacheoff, &k, 4);
+		memcpy(rows[i] + cols[1].cacheoff, &s2, 2);
+		memcpy(rows[i] + cols[2].cacheoff, &k8, 8);
+		memcpy(rows[i] + cols[3].cacheoff, &d, 4);
+		if (i % 3 == 0)
+			ap_bloom_insert_len(bits0, sizeof(bits0), 4, hash_int_date(k, d));
+		ap_bloom_insert_len(bits1, sizeof(bits1), 4, hash_int(k8));
+		data[i] = i % 10 == 5 ? NULL : rows[i];
+	}
+	memset(&set, 0, sizeof(set));
+	CHECK_EQ(ap_bloom_compile(&prog, &desc, &set), 0);
+	CHECK(set.fixed);
+	prog.n_blooms = 1;
+	memset(&first_only, 0, sizeof(first_only));
+	CHECK_EQ(ap_bloom_compile(&prog, &desc, &first_only), 0);
+
+	memset(verdict, 0xEE, sizeof(verdict));
+	ap_bloom_first_batch(&set, data, NROWS, verdict);
+	for (int i = 0; i < NROWS; i++)
+	{
+		ApValue		v[4];
+
+		for (int c = 0; c < 4; c++)
+		{
+			v[c].ptr = rows[i] + cols[c].cacheoff;
+			v[c].len = (uint32_t) cols[c].attlen;
+			v[c].isnull = false;
+		}
+		if (data[i] == NULL)
+		{
+			CHECK_EQ(verdict[i], AP_BLOOM_UNKNOWN);
+			continue;
+		}
+		CHECK_EQ(verdict[i], ap_bloom_pass(&first_only, v) ? AP_BLOOM_PASSES : AP_BLOOM_DROPS);
+		/* no false negative */
+		if (i % 3 == 0)
+			CHECK_EQ(verdict[i], AP_BLOOM_PASSES);
+		drops += verdict[i] == AP_BLOOM_DROPS;
+		/* the rest of the set: the second filter holds every row's key */
+		if (verdict[i] == AP_BLOOM_PASSES)
+			CHECK(ap_bloom_pass_rest(&set, v));
+	}
+	/* a filter of 8,192 bits with ~50 keys: most others dropped */
+	CHECK(drops > NROWS / 2);
+	/* counting a verdict counts the first filter as probing it would */
+	set.filters[0].tested = set.filters[0].dropped = 0;
+	ap_bloom_count_first(&set, false);
+	ap_bloom_count_first(&set, true);
+	CHECK_EQ(set.filters[0].tested, 2);
+	CHECK_EQ(set.filters[0].dropped, 1);
+	ap_bloom_free(&set);
+	ap_bloom_free(&first_only);
+
+	/* a key in the variable-length part: no batches */
+	vars[2].var = 5;
+	kinds1[0] = AP_TYPE_TEXT;
+	prog.n_blooms = 2;
+	memset(&set, 0, sizeof(set));
+	CHECK_EQ(ap_bloom_compile(&prog, &desc, &set), 0);
+	CHECK(!set.fixed);
+	ap_bloom_free(&set);
+}
+
 int
 main(void)
 {
@@ -356,5 +500,6 @@ main(void)
 	test_capture();
 	test_measure();
 	test_narrow();
+	test_first_batch();
 	return TEST_DONE();
 }
