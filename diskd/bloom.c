@@ -20,6 +20,9 @@
 
 #include "bloom.h"
 
+/* Tuples ap_bloom_first_batch hashes before it probes them. */
+#define BLOOM_BATCH		64
+
 /* Can a key of this kind be encoded as ap_bloom.h defines? */
 static bool
 bloom_kind_ok(uint32_t kind)
@@ -294,9 +297,6 @@ ap_bloom_pass_rest(ApBloomSet *set, const ApValue *values)
 {
 	return bloom_pass_from(set, values, 1);
 }
-
-/* Tuples ap_bloom_first_batch hashes before it probes them. */
-#define BLOOM_BATCH		64
 
 /* The first filter's verdicts on a batch of tuples (see bloom.h). */
 void

@@ -68,10 +68,7 @@ waited_since(uint64_t t0, uint64_t cpu0_ns)
 	return wall > cpu ? wall - cpu : 0;
 }
 
-/*
- * Send one frame, counting its bytes and the time blocked because the host
- * has not taken the earlier ones; -1 if the connection is gone.
- */
+/* Send one frame (see scan_internal.h). */
 int
 scan_send(Scan *s, const ActivePg__Frame *frame)
 {
@@ -556,6 +553,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		if (s->blooms.nfilters > 0)
 		{
 			uint8_t		first = batched ? s->bloom_first[off] : AP_BLOOM_UNKNOWN;
+			bool		passes;
 
 			/* decided with the page: its keys decode at their fixed offsets */
 			if (first == AP_BLOOM_DROPS)
@@ -579,9 +577,14 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			}
 			s->stats.bloom_tested++;
 			if (first == AP_BLOOM_PASSES)
+			{
+				/* the page's verdict: only the other filters are left */
 				ap_bloom_count_first(&s->blooms, true);
-			if (first == AP_BLOOM_PASSES ? !ap_bloom_pass_rest(&s->blooms, s->values) :
-				!ap_bloom_pass(&s->blooms, s->values))
+				passes = ap_bloom_pass_rest(&s->blooms, s->values);
+			}
+			else
+				passes = ap_bloom_pass(&s->blooms, s->values);
+			if (!passes)
 			{
 				s->stats.bloom_dropped++;
 				if (s->blooms.measure)
