@@ -30,7 +30,6 @@
 
 #include "executor/executor.h"
 #include "fmgr.h"
-#include "lib/qunique.h"
 #include "miscadmin.h"
 #include "utils/date.h"
 #include "utils/memutils.h"
@@ -169,14 +168,30 @@ ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
 		ap_bloom_key_text(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 }
 
-/* qsort comparator of hashes. */
-static int
-ap_bloom_cmp_u64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
+/*
+ * Sorting the collected hashes (to count the distinct ones) sits between the
+ * small side and the start of the big scan: a sort specialised for uint64,
+ * its comparison inlined, in place of qsort's call per comparison.
+ */
+#define ST_SORT ap_bloom_sort_u64
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return x < y ? -1 : x > y;
+/* Remove the duplicates of a sorted array; its new length. */
+static int64
+ap_bloom_unique_u64(uint64 *h, int64 n)
+{
+	int64		out = 0;
+
+	for (int64 i = 0; i < n; i++)
+	{
+		if (out == 0 || h[out - 1] != h[i])
+			h[out++] = h[i];
+	}
+	return out;
 }
 
 /* Filter geometry (see bloom.h). */
@@ -386,8 +401,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	{
 		if (hs.n > 1)
 		{
-			qsort(hs.h, hs.n, sizeof(uint64), ap_bloom_cmp_u64);
-			hs.n = qunique(hs.h, hs.n, sizeof(uint64), ap_bloom_cmp_u64);
+			ap_bloom_sort_u64(hs.h, hs.n);
+			hs.n = ap_bloom_unique_u64(hs.h, hs.n);
 		}
 		f->distinct = hs.n;
 		ap_bloom_alloc(bs, f, (double) hs.n);
