@@ -114,7 +114,7 @@ bloom_compile_one(const ActivePg__BloomFilter *bf, size_t i, const ApTupleDesc *
 		p->attnos[j] = attno;
 		p->kinds[j] = (uint8_t) kind;
 		p->keyoff[j] = attno <= desc->ncached ? desc->cols[attno - 1].cacheoff : 0;
-		if (attno > desc->ncached || AP_KIND_ATTLEN(kind) <= 0 || kind == AP_TYPE_NUMERIC)
+		if (attno > desc->ncached || AP_KIND_ATTLEN(kind) <= 0)
 			fixed = false;
 		if (attno > set->max_attno)
 			set->max_attno = attno;
@@ -196,6 +196,18 @@ bloom_stored_int(const unsigned char *p, int attlen)
 	}
 }
 
+/* Add a stored int2/int4/int8/date key (kind) at p to the hash. */
+static inline void
+bloom_hash_fixed(ApBloomHash *st, uint8_t kind, const unsigned char *p)
+{
+	int64_t		v = bloom_stored_int(p, AP_KIND_ATTLEN(kind));
+
+	if (kind == AP_TYPE_DATE)
+		ap_bloom_key_date(st, (int32_t) v);
+	else
+		ap_bloom_key_int(st, v);
+}
+
 /*
  * Add one key column to the hash.  Returns 1 if hashed, 0 for NULL, -1 if
  * the value cannot be encoded exactly here.
@@ -213,10 +225,8 @@ bloom_hash_value(ApBloomSet *set, ApBloomHash *st, uint8_t kind, const ApValue *
 		case AP_TYPE_INT2:
 		case AP_TYPE_INT4:
 		case AP_TYPE_INT8:
-			ap_bloom_key_int(st, bloom_stored_int(v->ptr, AP_KIND_ATTLEN(kind)));
-			return 1;
 		case AP_TYPE_DATE:
-			ap_bloom_key_date(st, (int32_t) bloom_stored_int(v->ptr, AP_KIND_ATTLEN(kind)));
+			bloom_hash_fixed(st, kind, v->ptr);
 			return 1;
 		default:
 			break;
@@ -310,7 +320,6 @@ ap_bloom_first_batch(const ApBloomSet *set, const unsigned char *const *data, in
 	{
 		int			m = n - base < BLOOM_BATCH ? n - base : BLOOM_BATCH;
 
-		/* the same words bloom_hash_value hashes for these kinds */
 		for (int i = 0; i < m; i++)
 		{
 			const unsigned char *d = data[base + i];
@@ -320,14 +329,7 @@ ap_bloom_first_batch(const ApBloomSet *set, const unsigned char *const *data, in
 				continue;
 			ap_bloom_hash_start(&st, p->h0);
 			for (int j = 0; j < p->nkeys; j++)
-			{
-				int64_t		v = bloom_stored_int(d + p->keyoff[j], AP_KIND_ATTLEN(p->kinds[j]));
-
-				if (p->kinds[j] == AP_TYPE_DATE)
-					ap_bloom_key_date(&st, (int32_t) v);
-				else
-					ap_bloom_key_int(&st, v);
-			}
+				bloom_hash_fixed(&st, p->kinds[j], d + p->keyoff[j]);
 			h[i] = ap_bloom_hash_final(&st);
 			/* the block of each: misses in flight together, not one per probe */
 			__builtin_prefetch(p->bits + ((size_t) ap_bloom_block(h[i], p->nblocks) <<
