@@ -174,33 +174,11 @@ ap_bloom_free(ApBloomSet *set)
 	set->nfilters = 0;
 }
 
-/* A stored int2/int4/int8/date (native byte order, as in the page), widened. */
-static inline int64_t
-bloom_stored_int(const unsigned char *p, int attlen)
-{
-	int16_t		i2;
-	int32_t		i4;
-	int64_t		i8;
-
-	switch (attlen)
-	{
-		case 2:
-			memcpy(&i2, p, sizeof(i2));
-			return i2;
-		case 4:
-			memcpy(&i4, p, sizeof(i4));
-			return i4;
-		default:
-			memcpy(&i8, p, sizeof(i8));
-			return i8;
-	}
-}
-
 /* Add a stored int2/int4/int8/date key (kind) at p to the hash. */
 static inline void
 bloom_hash_fixed(ApBloomHash *st, uint8_t kind, const unsigned char *p)
 {
-	int64_t		v = bloom_stored_int(p, AP_KIND_ATTLEN(kind));
+	int64_t		v = ap_int_datum(kind, p);
 
 	if (kind == AP_TYPE_DATE)
 		ap_bloom_key_date(st, (int32_t) v);

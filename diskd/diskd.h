@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ap_rows.h"
 #include "ap_types.h"
@@ -176,6 +177,42 @@ ApStatus	ap_tuple_deform_more(const ApTupleDesc *desc, const unsigned char *tup,
  */
 const unsigned char *ap_tuple_fixed_data(const ApTupleDesc *desc, const unsigned char *tup,
 										 uint32_t len, const ApTupleHeader *hdr, int upto);
+
+/*
+ * A stored integer-like datum's value (the VM's comparisons and flat form,
+ * the Bloom filter's fixed-width keys).
+ */
+static inline int64_t
+ap_int_datum(int kind, const unsigned char *p)
+{
+	switch (kind)
+	{
+		case AP_TYPE_BOOL:
+			return p[0] != 0;
+		case AP_TYPE_INT2:
+			{
+				int16_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			{
+				int32_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+		default:
+			{
+				int64_t		y;
+
+				memcpy(&y, p, sizeof(y));
+				return y;
+			}
+	}
+}
 
 /* ---------- varlena.c ---------- */
 /* varlena header facts (varatt.h / postgres.h, little-endian layout). */

@@ -385,8 +385,8 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 		v = &cx->values[var->attno - 1];
 		if (v->isnull || w->isnull)
 			return AP_NULL;
-		c = cmp_i64(ap_vm_int_datum(var->type_kind, v->ptr),
-					ap_vm_int_datum(var->type_kind, w->ptr));
+		c = cmp_i64(ap_int_datum(var->type_kind, v->ptr),
+					ap_int_datum(var->type_kind, w->ptr));
 	}
 	else if (n->fast == FC_NUMERIC)
 	{
@@ -449,7 +449,7 @@ eval_fast(const ApNode *n, ApEvalCtx *cx)
 		}
 		else
 		{
-			int64_t		x = ap_vm_int_datum(var->type_kind, v->ptr);
+			int64_t		x = ap_int_datum(var->type_kind, v->ptr);
 
 			if (n->fast == FC_DATE_TS && !ap_vm_date_to_ts((int32_t) x, &x))
 				return AP_TRI_FALLBACK;

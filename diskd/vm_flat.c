@@ -371,7 +371,7 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 				const ApValue *v = &rows[r][in->attno - 1];
 
 				d->isnull[r] = v->isnull;
-				d->i[r] = v->isnull ? 0 : ap_vm_int_datum(in->kind, v->ptr);
+				d->i[r] = v->isnull ? 0 : ap_int_datum(in->kind, v->ptr);
 			}
 			break;
 		case FO_STRCOL:

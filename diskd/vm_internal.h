@@ -181,39 +181,6 @@ ap_vm_cmp_double(double a, double b)
 	return a < b ? -1 : (a > b ? 1 : 0);
 }
 
-/* An integer-like datum's value (kinds BOOL, INT2, INT4, DATE, INT8, TIMESTAMP*). */
-static inline int64_t
-ap_vm_int_datum(int kind, const unsigned char *p)
-{
-	switch (kind)
-	{
-		case AP_TYPE_BOOL:
-			return p[0] != 0;
-		case AP_TYPE_INT2:
-			{
-				int16_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-		case AP_TYPE_INT4:
-		case AP_TYPE_DATE:
-			{
-				int32_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-		default:
-			{
-				int64_t		y;
-
-				memcpy(&y, p, sizeof(y));
-				return y;
-			}
-	}
-}
-
 /* The opaque compiled expression. */
 struct ApExpr
 {
