@@ -125,11 +125,13 @@ ap_begin(CustomScanState *node, EState *estate, int eflags)
 
 	disk_pos = (List *) list_nth(cscan->custom_private, AP_PRIV_DISK_QUALS);
 	s->nvalues = intVal(list_nth(cscan->custom_private, AP_PRIV_NEXPRS));
+	/* the disk's quals in its evaluation order (planner.c), the host's in the plan's */
+	foreach(lc, disk_pos)
+		s->disk_quals = lappend(s->disk_quals,
+								list_nth(cscan->custom_exprs, lfirst_int(lc)));
 	foreach(lc, cscan->custom_exprs)
 	{
-		if (list_member_int(disk_pos, foreach_current_index(lc)))
-			s->disk_quals = lappend(s->disk_quals, lfirst(lc));
-		else
+		if (!list_member_int(disk_pos, foreach_current_index(lc)))
 			s->host_quals = lappend(s->host_quals, lfirst(lc));
 	}
 	s->host_qual_state = ExecInitQual(s->host_quals, &node->ss.ps);

@@ -435,16 +435,31 @@ ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	/* clauses come in order_qual_clauses' order: keep it, mark the disk's */
+	/*
+	 * clauses come in order_qual_clauses' order: keep it (the host re-checks
+	 * handed-back rows in it), and list the disk's positions in the disk's
+	 * own evaluation order
+	 */
 	foreach(lc, clauses)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 
-		if (ri->pseudoconstant)
-			continue;
-		if (list_member_ptr(disk_ri, ri))
-			disk_pos = lappend_int(disk_pos, list_length(quals));
-		quals = lappend(quals, ri->clause);
+		if (!ri->pseudoconstant)
+			quals = lappend(quals, ri->clause);
+	}
+	foreach(lc, disk_ri)
+	{
+		Expr	   *clause = lfirst_node(RestrictInfo, lc)->clause;
+		ListCell   *qc;
+
+		foreach(qc, quals)
+		{
+			if (lfirst(qc) == clause)
+			{
+				disk_pos = lappend_int(disk_pos, foreach_current_index(qc));
+				break;
+			}
+		}
 	}
 	cscan->custom_exprs = quals;
 	cscan->custom_private = list_make4(copyObject(list_nth(best_path->custom_private,

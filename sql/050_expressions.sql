@@ -150,6 +150,18 @@ EXPLAIN (VERBOSE, COSTS OFF) SELECT i4 * 2, md5(tx) FROM ex;
 -- aggregates read plain columns: nothing to push
 EXPLAIN (COSTS OFF) SELECT sum(n2 * (1 - n2)) FROM ex WHERE d < '1995-01-01';
 
+-- the disk's own order: quals that cannot fail (plain comparisons, NULL and
+-- boolean tests) sorted by cost / (1 - selectivity); one that can fail (the
+-- arithmetic) stays where PostgreSQL evaluates it, and none passes it
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE tx = 'txt 5' AND i4 > 400000;
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE tx <> 'x' AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE tx <> 'x' AND i4 + 1 > 0 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
+EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE i4 + 1 > 0 AND tx = 'x' AND i2 = 5 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
+SELECT ap_check('SELECT id FROM ex WHERE tx = ''txt 5'' AND i4 > 400000');
+SELECT ap_check('SELECT id FROM ex WHERE bc = ''c1'' AND i2 IS NOT NULL AND d < ''1995-06-01'' AND b IS NOT TRUE');
+SELECT ap_check('SELECT id FROM ex WHERE vc = ''Vc5'' OR i4 < 0 AND ts > ''1995-07-01'' AND f8 IS NULL');
+SELECT ap_check('SELECT id FROM ex WHERE n > 100 AND bc <> ''c2'' AND i8 < 0 AND (b OR i2 > 0) AND d IS NOT NULL');
+
 -- errors are PostgreSQL's own, with and without pushdown
 SET active_pg.force_pushdown = on;
 SELECT i4 * 1000000 FROM ex_edge;
@@ -168,6 +180,9 @@ SELECT id FROM ex_edge WHERE n2::numeric(4,0) > 0;
 SELECT id FROM ex_edge WHERE d - date '2000-01-01' > 0;
 -- an error in a row the host filter removes first is no error
 SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
+-- the selective ANY comes after the arithmetic in PostgreSQL's order (it
+-- costs more): the disk keeps that order, so the overflow is raised
+SELECT id FROM ex_edge WHERE i4 + 1 > 0 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
 SET active_pg.enable = off;
 SELECT i4 * 1000000 FROM ex_edge;
 SELECT id FROM ex_edge WHERE i4 * 1000000 > 0;
@@ -184,6 +199,7 @@ SELECT -i4 FROM ex_edge;
 SELECT id FROM ex_edge WHERE n2::numeric(4,0) > 0;
 SELECT id FROM ex_edge WHERE d - date '2000-01-01' > 0;
 SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
+SELECT id FROM ex_edge WHERE i4 + 1 > 0 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
 RESET active_pg.enable;
 RESET active_pg.force_pushdown;
 
