@@ -45,13 +45,44 @@
 #include "active_pg.h"
 #include "shippable.h"
 
-/* One qual and its sort keys, as order_qual_clauses sees them. */
+/* One qual and its sort keys: a group (ascending), then a key within it. */
 typedef struct ApQualItem
 {
 	RestrictInfo *ri;
-	Cost		cost;
-	Index		security_level;
+	Index		group;
+	double		key;
 } ApQualItem;
+
+/*
+ * Sort items stably by (group, key), as the planner's insertion sort, and
+ * return their quals as a list (the items are freed).
+ */
+static List *
+ap_sorted_quals(ApQualItem *items, int n)
+{
+	List	   *result = NIL;
+
+	for (int i = 1; i < n; i++)
+	{
+		ApQualItem	newitem = items[i];
+		int			j;
+
+		for (j = i; j > 0; j--)
+		{
+			ApQualItem *old = &items[j - 1];
+
+			if (newitem.group > old->group ||
+				(newitem.group == old->group && newitem.key >= old->key))
+				break;
+			items[j] = *old;
+		}
+		items[j] = newitem;
+	}
+	for (int i = 0; i < n; i++)
+		result = lappend(result, items[i].ri);
+	pfree(items);
+	return result;
+}
 
 /*
  * The quals in the order createplan.c's order_qual_clauses gives them:
@@ -63,7 +94,6 @@ ap_order_quals(PlannerInfo *root, List *restrictinfos)
 {
 	int			n = list_length(restrictinfos);
 	ApQualItem *items;
-	List	   *result = NIL;
 	ListCell   *lc;
 	int			i = 0;
 
@@ -77,32 +107,11 @@ ap_order_quals(PlannerInfo *root, List *restrictinfos)
 
 		cost_qual_eval_node(&qcost, (Node *) ri, root);
 		items[i].ri = ri;
-		items[i].cost = qcost.per_tuple;
-		items[i].security_level = ri->leakproof ? 0 : ri->security_level;
+		items[i].group = ri->leakproof ? 0 : ri->security_level;
+		items[i].key = qcost.per_tuple;
 		i++;
 	}
-	/* insertion sort: stable, as the planner's */
-	for (i = 1; i < n; i++)
-	{
-		ApQualItem	newitem = items[i];
-		int			j;
-
-		for (j = i; j > 0; j--)
-		{
-			ApQualItem *old = &items[j - 1];
-
-			if (newitem.security_level > old->security_level ||
-				(newitem.security_level == old->security_level &&
-				 newitem.cost >= old->cost))
-				break;
-			items[j] = *old;
-		}
-		items[j] = newitem;
-	}
-	for (i = 0; i < n; i++)
-		result = lappend(result, items[i].ri);
-	pfree(items);
-	return result;
+	return ap_sorted_quals(items, n);
 }
 
 /*
@@ -195,68 +204,48 @@ ap_qual_cost(Node *node)
 	}
 }
 
-/* One disk qual and its rank (cost / (1 - selectivity)); -1: cannot move. */
-typedef struct ApRankedQual
-{
-	RestrictInfo *ri;
-	double		rank;
-} ApRankedQual;
-
 /*
  * The disk quals in the disk's evaluation order: every maximal stretch of
- * quals that cannot fail sorted by rank, stably (see the file header).
+ * quals that cannot fail sorted by cost / (1 - selectivity), stably (see the
+ * file header).  A qual that can fail is a group of its own, and the quals
+ * after it a new group: nothing moves past it.
  */
 static List *
 ap_order_disk_quals(PlannerInfo *root, List *disk)
 {
 	int			n = list_length(disk);
-	ApRankedQual *items;
-	List	   *result = NIL;
+	ApQualItem *items;
 	ListCell   *lc;
+	Index		group = 0;
 	int			i = 0;
 
 	if (n <= 1)
 		return disk;
-	items = palloc(sizeof(ApRankedQual) * n);
+	items = palloc(sizeof(ApQualItem) * n);
 	foreach(lc, disk)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		double		cost = ap_qual_cost((Node *) ri->clause);
-		Selectivity sel;
 
 		items[i].ri = ri;
-		items[i].rank = -1;
+		items[i].key = 0;
 		if (cost >= 0)
 		{
-			sel = clause_selectivity(root, (Node *) ri, 0, JOIN_INNER, NULL);
+			Selectivity sel = clause_selectivity(root, (Node *) ri, 0, JOIN_INNER, NULL);
+
 			sel = Min(Max(sel, 0.0), 1.0);
-			items[i].rank = cost / Max(1.0 - sel, 0.001);
+			items[i].key = cost / Max(1.0 - sel, 0.001);
+			items[i].group = group;
+		}
+		else
+		{
+			items[i].group = ++group;
+			group++;
 		}
 		i++;
 	}
-	/* insertion sort inside each stretch: a qual moves only past movable ones */
-	for (i = 1; i < n; i++)
-	{
-		ApRankedQual newitem = items[i];
-		int			j;
-
-		if (newitem.rank < 0)
-			continue;
-		for (j = i; j > 0; j--)
-		{
-			ApRankedQual *old = &items[j - 1];
-
-			if (old->rank < 0 || old->rank <= newitem.rank)
-				break;
-			items[j] = *old;
-		}
-		items[j] = newitem;
-	}
-	for (i = 0; i < n; i++)
-		result = lappend(result, items[i].ri);
-	pfree(items);
 	list_free(disk);
-	return result;
+	return ap_sorted_quals(items, n);
 }
 
 /*
