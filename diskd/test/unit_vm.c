@@ -59,8 +59,11 @@ static ActivePg__Expr *
 E_num(const unsigned char *payload, size_t n)
 {
 	unsigned char buf[100];
-	size_t		len = mk_varlena(buf, payload, n, false);
+	size_t		len;
 
+	if (n > sizeof(buf) - 4)
+		abort();				/* numeric payloads here are a few bytes */
+	len = mk_varlena(buf, payload, n, false);
 	return E_const(AP_TYPE_NUMERIC, buf, len, false);
 }
 
