@@ -54,67 +54,6 @@ typedef struct ApQualItem
 } ApQualItem;
 
 /*
- * Sort items stably by (group, key), as the planner's insertion sort, and
- * return their quals as a list (the items are freed).
- */
-static List *
-ap_sorted_quals(ApQualItem *items, int n)
-{
-	List	   *result = NIL;
-
-	for (int i = 1; i < n; i++)
-	{
-		ApQualItem	newitem = items[i];
-		int			j;
-
-		for (j = i; j > 0; j--)
-		{
-			ApQualItem *old = &items[j - 1];
-
-			if (newitem.group > old->group ||
-				(newitem.group == old->group && newitem.key >= old->key))
-				break;
-			items[j] = *old;
-		}
-		items[j] = newitem;
-	}
-	for (int i = 0; i < n; i++)
-		result = lappend(result, items[i].ri);
-	pfree(items);
-	return result;
-}
-
-/*
- * The quals in the order createplan.c's order_qual_clauses gives them:
- * by security level (leakproof ones count as level 0), then per-tuple cost,
- * with a stable sort.  Repeated here because that function is static.
- */
-static List *
-ap_order_quals(PlannerInfo *root, List *restrictinfos)
-{
-	int			n = list_length(restrictinfos);
-	ApQualItem *items;
-	ListCell   *lc;
-	int			i = 0;
-
-	if (n <= 1)
-		return list_copy(restrictinfos);
-	items = palloc(sizeof(ApQualItem) * n);
-	foreach(lc, restrictinfos)
-	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		QualCost	qcost;
-
-		cost_qual_eval_node(&qcost, (Node *) ri, root);
-		items[i].ri = ri;
-		items[i].group = ri->leakproof ? 0 : ri->security_level;
-		items[i].key = qcost.per_tuple;
-		i++;
-	}
-	return ap_sorted_quals(items, n);
-}
-
-/*
  * The disk's relative cost of a qual that cannot fail (ap_qual_cost), or -1
  * when it might fail or is not one of the simple shapes: each comparison
  * costs by its family (integers, dates, floats 1; numerics 2; strings 3),
@@ -205,47 +144,91 @@ ap_qual_cost(Node *node)
 }
 
 /*
- * The disk quals in the disk's evaluation order: every maximal stretch of
- * quals that cannot fail sorted by cost / (1 - selectivity), stably (see the
- * file header).  A qual that can fail is a group of its own, and the quals
- * after it a new group: nothing moves past it.
+ * PostgreSQL's executor order (createplan.c's order_qual_clauses, static
+ * there): by security level, leakproof quals counting as level 0, then by
+ * per-tuple cost.
+ */
+static void
+ap_executor_keys(PlannerInfo *root, RestrictInfo *ri, ApQualItem *item)
+{
+	QualCost	qcost;
+
+	cost_qual_eval_node(&qcost, (Node *) ri, root);
+	item->group = ri->leakproof ? 0 : ri->security_level;
+	item->key = qcost.per_tuple;
+}
+
+/*
+ * The disk's order (see the file header): in each maximal stretch of quals
+ * that cannot fail, cost / (1 - selectivity); a qual that can fail is a
+ * group of its own and the quals after it a new group, so nothing moves
+ * past it.  *stretch counts the groups so far.
+ */
+static void
+ap_disk_keys(PlannerInfo *root, RestrictInfo *ri, ApQualItem *item, Index *stretch)
+{
+	double		cost = ap_qual_cost((Node *) ri->clause);
+	Selectivity sel;
+
+	item->key = 0;
+	if (cost < 0)
+	{
+		item->group = ++(*stretch);
+		(*stretch)++;
+		return;
+	}
+	sel = clause_selectivity(root, (Node *) ri, 0, JOIN_INNER, NULL);
+	sel = Min(Max(sel, 0.0), 1.0);
+	item->key = cost / Max(1.0 - sel, 0.001);
+	item->group = *stretch;
+}
+
+/*
+ * The quals sorted stably by (group, key), with the insertion sort the
+ * planner uses: in the executor's order, or in the disk's (disk_order).
  */
 static List *
-ap_order_disk_quals(PlannerInfo *root, List *disk)
+ap_sort_quals(PlannerInfo *root, List *restrictinfos, bool disk_order)
 {
-	int			n = list_length(disk);
+	int			n = list_length(restrictinfos);
 	ApQualItem *items;
+	List	   *result = NIL;
 	ListCell   *lc;
-	Index		group = 0;
+	Index		stretch = 0;
 	int			i = 0;
 
 	if (n <= 1)
-		return disk;
+		return list_copy(restrictinfos);
 	items = palloc(sizeof(ApQualItem) * n);
-	foreach(lc, disk)
+	foreach(lc, restrictinfos)
 	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-		double		cost = ap_qual_cost((Node *) ri->clause);
-
-		items[i].ri = ri;
-		items[i].key = 0;
-		if (cost >= 0)
-		{
-			Selectivity sel = clause_selectivity(root, (Node *) ri, 0, JOIN_INNER, NULL);
-
-			sel = Min(Max(sel, 0.0), 1.0);
-			items[i].key = cost / Max(1.0 - sel, 0.001);
-			items[i].group = group;
-		}
+		items[i].ri = lfirst_node(RestrictInfo, lc);
+		if (disk_order)
+			ap_disk_keys(root, items[i].ri, &items[i], &stretch);
 		else
-		{
-			items[i].group = ++group;
-			group++;
-		}
+			ap_executor_keys(root, items[i].ri, &items[i]);
 		i++;
 	}
-	list_free(disk);
-	return ap_sorted_quals(items, n);
+	for (i = 1; i < n; i++)
+	{
+		ApQualItem	newitem = items[i];
+		int			j;
+
+		for (j = i; j > 0; j--)
+		{
+			ApQualItem *old = &items[j - 1];
+
+			if (newitem.group > old->group ||
+				(newitem.group == old->group && newitem.key >= old->key))
+				break;
+			items[j] = *old;
+		}
+		items[j] = newitem;
+	}
+	for (i = 0; i < n; i++)
+		result = lappend(result, items[i].ri);
+	pfree(items);
+	return result;
 }
 
 /*
@@ -270,7 +253,7 @@ ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictin
 			secured = true;
 	}
 
-	foreach(lc, ap_order_quals(root, restrictinfos))
+	foreach(lc, ap_sort_quals(root, restrictinfos, false))
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		int64		nodes;
@@ -302,7 +285,7 @@ ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel, List *restrictin
 			*host = lappend(*host, ri);
 		}
 	}
-	*disk = ap_order_disk_quals(root, *disk);
+	*disk = ap_sort_quals(root, *disk, true);
 }
 
 /* Split RestrictInfos into bare disk and host clause lists. */
