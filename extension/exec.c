@@ -412,7 +412,10 @@ ap_start(ApScanState *s)
 	s->started = true;
 	s->finished = false;
 	/* under Gather the leader decided for every participant */
-	if (s->pshared != NULL ? s->pshared->host_mode : !ApDiskScanPossible(snapshot))
+	if (s->pshared != NULL ? s->pshared->host_mode :
+		(!ApDiskScanPossible(snapshot) ||
+		 ApParamsPending((Node *) list_make2(s->disk_quals, s->value_exprs),
+						 ss->ps.ps_ExprContext)))
 	{
 		ap_start_host_mode(s);
 		return;

@@ -19,7 +19,7 @@
  * Within that run the disk may use its own order where no error can depend on
  * it: a maximal stretch of disk quals that cannot fail (whitelisted
  * comparisons, NULL and boolean tests, AND/OR/NOT, over columns, constants
- * and parameters) is sorted by cost / (1 - selectivity), the order that
+ * and query parameters) is sorted by cost / (1 - selectivity), the order that
  * evaluates least on average for independent quals, so the cheap selective
  * date range of TPC-H Q12 runs before the string test of l_shipmode.  A row
  * reaches the qual after such a stretch exactly when every qual of the
@@ -73,8 +73,10 @@ ap_qual_cost(Node *node)
 	{
 		case T_Var:
 		case T_Const:
-		case T_Param:
 			return 0;
+		case T_Param:
+			/* an init-plan's value is computed when first needed, and may fail */
+			return ((Param *) node)->paramkind == PARAM_EXTERN ? 0 : -1;
 		case T_RelabelType:
 			return ap_qual_cost((Node *) ((RelabelType *) node)->arg);
 		case T_NullTest:

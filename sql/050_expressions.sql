@@ -127,6 +127,9 @@ RESET active_pg.enable;
 DEALLOCATE p1;
 -- init-plan values
 SELECT ap_check('SELECT id FROM ex WHERE i4 > (SELECT avg(i4) FROM ex) + 1');
+-- a one-row table for the init-plans of the error cases below
+CREATE TABLE ex_one AS SELECT 1 AS x;
+ANALYZE ex_one;
 
 -- plan shapes: what is on the disks, what stays on the host
 EXPLAIN (COSTS OFF) SELECT id FROM ex WHERE i4 + 1 > 0 AND md5(tx) = 'x';
@@ -183,6 +186,11 @@ SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
 -- the selective ANY comes after the arithmetic in PostgreSQL's order (it
 -- costs more): the disk keeps that order, so the overflow is raised
 SELECT id FROM ex_edge WHERE i4 + 1 > 0 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
+-- an init-plan runs when a row first needs its value: no row passes id < 0,
+-- so its division by zero is never raised; with rows that pass, it is
+SELECT count(*) FROM ex_edge WHERE id < 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_edge WHERE id < 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_edge WHERE id > 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
 SET active_pg.enable = off;
 SELECT i4 * 1000000 FROM ex_edge;
 SELECT id FROM ex_edge WHERE i4 * 1000000 > 0;
@@ -200,6 +208,9 @@ SELECT id FROM ex_edge WHERE n2::numeric(4,0) > 0;
 SELECT id FROM ex_edge WHERE d - date '2000-01-01' > 0;
 SELECT count(*) FROM ex_edge WHERE md5(tx) = 'x' AND i4 * 1000000 * 1 + 0 > 0;
 SELECT id FROM ex_edge WHERE i4 + 1 > 0 AND id = ANY ('{1,2,3,4,5,6,7,8,9,10}');
+SELECT count(*) FROM ex_edge WHERE id < 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_edge WHERE id < 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_edge WHERE id > 0 AND i4 < (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
 RESET active_pg.enable;
 RESET active_pg.force_pushdown;
 
@@ -213,6 +224,13 @@ BEGIN
 	END LOOP;
 END
 $$;
+-- an init-plan value not computed yet keeps the scan on the host (PostgreSQL
+-- runs the init-plan only when a row needs it); the init-plan itself ships
+SET active_pg.force_pushdown = on;
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+	'SELECT count(*) FROM ex WHERE i4 > (SELECT avg(i4) FROM ex)') AS line
+	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
+RESET active_pg.force_pushdown;
 SET active_pg.force_pushdown = on;
 SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	SELECT id FROM ex WHERE id <= 100 AND md5(tx) < ''8''') AS line
