@@ -118,8 +118,6 @@ bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
 
 /* ---------- encode.c ---------- */
 
-/* An init-plan value the expressions use not computed yet (run on the host)? */
-bool		ApParamsPending(Node *exprs, ExprContext *econtext);
 /*
  * Encode the disk quals (AND of the list; NULL if empty) as a protobuf Expr.
  * Params are evaluated now in econtext (called at the first Exec and on

@@ -433,9 +433,9 @@ ap_agg_fill(ApAggState *s)
 									   AP_AGG_PRIV_MODEL));
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
-		ApParamsPending((Node *) list_make2(s->disk_quals,
-											((CustomScan *) ss->ps.plan)->custom_scan_tlist),
-						ss->ps.ps_ExprContext) ||
+		!ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot, s->disk_quals,
+								  (Node *) ((CustomScan *) ss->ps.plan)->custom_scan_tlist,
+								  ss->ps.ps_ExprContext) ||
 		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))
 	{
 		TableScanDesc scan = table_beginscan(ss->ss_currentRelation, snapshot, 0, NULL);

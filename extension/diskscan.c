@@ -22,11 +22,14 @@
 #include <unistd.h>
 
 #include "access/heapam.h"
+#include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "executor/executor.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
@@ -36,6 +39,7 @@
 
 #include "diskscan.h"
 #include "model.h"
+#include "shippable.h"
 
 #define AP_FALLBACK_INITIAL			256
 
@@ -70,6 +74,87 @@ ApDiskScanPossible(Snapshot snapshot)
 {
 	return IsMVCCSnapshot(snapshot) && !IsolationIsSerializable() &&
 		!RecoveryInProgress() && ApDisksConfigured();
+}
+
+/* ---------------- init-plan values ---------------- */
+
+/* ap_params_pending's walker: an init-plan Param whose value is not computed yet? */
+static bool
+ap_params_pending_walker(Node *node, ExprContext *econtext)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC &&
+		econtext->ecxt_param_exec_vals[((Param *) node)->paramid].execPlan != NULL)
+		return true;
+	return expression_tree_walker(node, ap_params_pending_walker, (void *) econtext);
+}
+
+static bool
+ap_params_pending(Node *node, ExprContext *econtext)
+{
+	return econtext->ecxt_param_exec_vals != NULL &&
+		ap_params_pending_walker(node, econtext);
+}
+
+/* A whitelisted comparison of columns, constants and Params (cannot fail)? */
+static bool
+ap_plain_comparison(Node *node)
+{
+	ApOp		op;
+	ApCmp		cmp;
+	ListCell   *lc;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	set_opfuncid((OpExpr *) node);
+	if (!ApLookupOperator(((OpExpr *) node)->opfuncid, &op, &cmp))
+		return false;
+	foreach(lc, ((OpExpr *) node)->args)
+	{
+		Node	   *arg = lfirst(lc);
+
+		while (IsA(arg, RelabelType))
+			arg = (Node *) ((RelabelType *) arg)->arg;
+		if (!IsA(arg, Var) && !IsA(arg, Const) && !IsA(arg, Param))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * May the scan ship init-plan values now?  PostgreSQL runs an init-plan when
+ * a row first needs its value, so a scan none of whose rows reaches the qual
+ * never runs it nor raises its errors, where computing the value to ship it
+ * would.  quals are the scan's quals in PostgreSQL's order, other the
+ * expressions evaluated for rows that pass them all (projections, aggregate
+ * arguments).  Yes when no value is pending; when the pending values are all
+ * in the first qual and that is a plain comparison, PostgreSQL computes them
+ * at the first visible tuple, and so yes if the relation has one (a probe of
+ * its first tuples).  Otherwise the scan runs on the host.  Under Gather the
+ * leader computed every value before the workers started.
+ */
+bool
+ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals, Node *other,
+						 ExprContext *econtext)
+{
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+
+	if (!ap_params_pending((Node *) quals, econtext) &&
+		!ap_params_pending(other, econtext))
+		return true;
+	if (ap_params_pending(other, econtext) ||
+		ap_params_pending((Node *) list_copy_tail(quals, 1), econtext) ||
+		!ap_plain_comparison(linitial(quals)))
+		return false;
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, snapshot, 0, NULL);
+	found = table_scan_getnextslot(scan, ForwardScanDirection, slot);
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
 }
 
 /* ---------------- fallback queues ---------------- */

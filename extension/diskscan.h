@@ -138,6 +138,8 @@ void		ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
  * in recovery, disks configured)?  Otherwise the caller scans on the host.
  */
 bool		ApDiskScanPossible(Snapshot snapshot);
+bool		ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals,
+									 Node *other, ExprContext *econtext);
 
 /*
  * Flush the relation, fix nblocks and connect to every disk.  False for an

@@ -745,32 +745,6 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 	return NULL;				/* keep compiler quiet */
 }
 
-/* ApParamsPending's walker: an init-plan Param whose value is not yet computed? */
-static bool
-ap_params_pending_walker(Node *node, ExprContext *econtext)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC &&
-		econtext->ecxt_param_exec_vals[((Param *) node)->paramid].execPlan != NULL)
-		return true;
-	return expression_tree_walker(node, ap_params_pending_walker, (void *) econtext);
-}
-
-/*
- * Do the expressions use an init-plan value that PostgreSQL has not computed
- * yet?  PostgreSQL runs an init-plan when a row first needs its value, so a
- * scan whose rows all fail an earlier qual never runs it (nor raises its
- * errors); shipping its value would run it now.  Such a scan runs on the
- * host (under Gather the leader has computed every value already).
- */
-bool
-ApParamsPending(Node *exprs, ExprContext *econtext)
-{
-	return econtext->ecxt_param_exec_vals != NULL &&
-		ap_params_pending_walker(exprs, econtext);
-}
-
 /* The disk quals (implicitly ANDed) as one protobuf Expr; NULL if none. */
 ActivePg__Expr *
 ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext)

@@ -414,8 +414,9 @@ ap_start(ApScanState *s)
 	/* under Gather the leader decided for every participant */
 	if (s->pshared != NULL ? s->pshared->host_mode :
 		(!ApDiskScanPossible(snapshot) ||
-		 ApParamsPending((Node *) list_make2(s->disk_quals, s->value_exprs),
-						 ss->ps.ps_ExprContext)))
+		 !ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot,
+								   ((CustomScan *) ss->ps.plan)->custom_exprs,
+								   (Node *) s->value_exprs, ss->ps.ps_ExprContext)))
 	{
 		ap_start_host_mode(s);
 		return;

@@ -225,11 +225,30 @@ BEGIN
 END
 $$;
 -- an init-plan value not computed yet keeps the scan on the host (PostgreSQL
--- runs the init-plan only when a row needs it); the init-plan itself ships
+-- runs the init-plan only when a row needs it; here the cast before it could
+-- fail first); the init-plan itself ships
 SET active_pg.force_pushdown = on;
 SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
 	'SELECT count(*) FROM ex WHERE i4 > (SELECT avg(i4) FROM ex)') AS line
 	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
+-- a plain comparison first in PostgreSQL's order needs the value at the
+-- first visible tuple: with one (a probe finds it), the value ships (TPC-H Q22)
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+	'SELECT count(*) FROM ex WHERE n2 > (SELECT avg(n2) FROM ex)') AS line
+	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
+SELECT ap_check('SELECT count(*) AS c FROM ex WHERE n2 > (SELECT avg(n2) FROM ex)');
+SELECT ap_check('SELECT id FROM ex WHERE n2 > (SELECT avg(n2) FROM ex) AND i4 > 0');
+-- without one PostgreSQL never runs the init-plan: nor do we
+CREATE TABLE ex_empty (LIKE ex);
+SELECT count(*) FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT count(*) FROM ex_edge WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SET active_pg.enable = off;
+SELECT count(*) FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT id FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+SELECT count(*) FROM ex_edge WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
+RESET active_pg.enable;
+DROP TABLE ex_empty;
 RESET active_pg.force_pushdown;
 SET active_pg.force_pushdown = on;
 SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
