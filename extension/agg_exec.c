@@ -434,6 +434,7 @@ ap_agg_fill(ApAggState *s)
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot, s->disk_quals,
+								  s->disk_quals,
 								  (Node *) ((CustomScan *) ss->ps.plan)->custom_scan_tlist,
 								  ss->ps.ps_ExprContext) ||
 		!ApDiskScanShip(&s->ds, ap_agg_program(s), AP_CAP_AGG | AP_CAP_EXPRESSIONS))

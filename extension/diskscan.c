@@ -126,29 +126,36 @@ ap_plain_comparison(Node *node)
  * May the scan ship init-plan values now?  PostgreSQL runs an init-plan when
  * a row first needs its value, so a scan none of whose rows reaches the qual
  * never runs it nor raises its errors, where computing the value to ship it
- * would.  quals are the scan's quals in PostgreSQL's order, other the
- * expressions evaluated for rows that pass them all (projections, aggregate
- * arguments).  Yes when no value is pending; when the pending values are all
- * in the first qual and that is a plain comparison, PostgreSQL computes them
- * at the first visible tuple, and so yes if the relation has one (a probe of
- * its first tuples).  Otherwise the scan runs on the host.  Under Gather the
- * leader computed every value before the workers started.
+ * would.  quals are the scan's quals in PostgreSQL's order, disk_quals those
+ * the disks evaluate, shipped the other expressions computed for the disks
+ * (projections, aggregate arguments; the host's own quals and projections
+ * stay lazy).  Yes when nothing shipped waits for a value; when the pending
+ * values are all in the first qual, a plain comparison the disks evaluate,
+ * PostgreSQL computes them at the first visible tuple, and so yes if the
+ * relation has one (a probe of its first tuples).  Otherwise the scan runs on
+ * the host.  Under Gather the leader computed every value before the workers
+ * started.
  */
 bool
-ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals, Node *other,
-						 ExprContext *econtext)
+ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals, List *disk_quals,
+						 Node *shipped, ExprContext *econtext)
 {
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	bool		found;
+	ListCell   *lc;
 
-	if (!ap_params_pending((Node *) quals, econtext) &&
-		!ap_params_pending(other, econtext))
+	if (!ap_params_pending((Node *) disk_quals, econtext) &&
+		!ap_params_pending(shipped, econtext))
 		return true;
-	if (ap_params_pending(other, econtext) ||
-		ap_params_pending((Node *) list_copy_tail(quals, 1), econtext) ||
-		!ap_plain_comparison(linitial(quals)))
+	if (ap_params_pending(shipped, econtext) || !ap_plain_comparison(linitial(quals)) ||
+		!list_member_ptr(disk_quals, linitial(quals)))
 		return false;
+	foreach(lc, disk_quals)
+	{
+		if (lfirst(lc) != linitial(quals) && ap_params_pending(lfirst(lc), econtext))
+			return false;
+	}
 	slot = table_slot_create(rel, NULL);
 	scan = table_beginscan(rel, snapshot, 0, NULL);
 	found = table_scan_getnextslot(scan, ForwardScanDirection, slot);

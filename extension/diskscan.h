@@ -139,7 +139,8 @@ void		ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
  */
 bool		ApDiskScanPossible(Snapshot snapshot);
 bool		ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals,
-									 Node *other, ExprContext *econtext);
+									 List *disk_quals, Node *shipped,
+									 ExprContext *econtext);
 
 /*
  * Flush the relation, fix nblocks and connect to every disk.  False for an

@@ -415,7 +415,7 @@ ap_start(ApScanState *s)
 	if (s->pshared != NULL ? s->pshared->host_mode :
 		(!ApDiskScanPossible(snapshot) ||
 		 !ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot,
-								   ((CustomScan *) ss->ps.plan)->custom_exprs,
+								   ((CustomScan *) ss->ps.plan)->custom_exprs, s->disk_quals,
 								   (Node *) s->value_exprs, ss->ps.ps_ExprContext)))
 	{
 		ap_start_host_mode(s);

@@ -238,6 +238,11 @@ SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMM
 	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
 SELECT ap_check('SELECT count(*) AS c FROM ex WHERE n2 > (SELECT avg(n2) FROM ex)');
 SELECT ap_check('SELECT id FROM ex WHERE n2 > (SELECT avg(n2) FROM ex) AND i4 > 0');
+-- a host qual's init-plan value stays lazy on the host: the disks still scan
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+	'SELECT count(*) FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)') AS line
+	WHERE line ~ 'Host Mode|Filter|Custom Scan|Disk Tuples';
+SELECT ap_check('SELECT id FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)');
 -- without one PostgreSQL never runs the init-plan: nor do we
 CREATE TABLE ex_empty (LIKE ex);
 SELECT count(*) FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
