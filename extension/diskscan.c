@@ -97,31 +97,6 @@ ap_params_pending(Node *node, ExprContext *econtext)
 		ap_params_pending_walker(node, econtext);
 }
 
-/* A whitelisted comparison of columns, constants and Params (cannot fail)? */
-static bool
-ap_plain_comparison(Node *node)
-{
-	ApOp		op;
-	ApCmp		cmp;
-	ListCell   *lc;
-
-	if (!IsA(node, OpExpr))
-		return false;
-	set_opfuncid((OpExpr *) node);
-	if (!ApLookupOperator(((OpExpr *) node)->opfuncid, &op, &cmp))
-		return false;
-	foreach(lc, ((OpExpr *) node)->args)
-	{
-		Node	   *arg = lfirst(lc);
-
-		while (IsA(arg, RelabelType))
-			arg = (Node *) ((RelabelType *) arg)->arg;
-		if (!IsA(arg, Var) && !IsA(arg, Const) && !IsA(arg, Param))
-			return false;
-	}
-	return true;
-}
-
 /*
  * May the scan ship init-plan values now?  PostgreSQL runs an init-plan when
  * a row first needs its value, so a scan none of whose rows reaches the qual
@@ -143,12 +118,14 @@ ApInitPlansAllowPushdown(Relation rel, Snapshot snapshot, List *quals, List *dis
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	bool		found;
+	ApCmp		cmp;
 	ListCell   *lc;
 
-	if (!ap_params_pending((Node *) disk_quals, econtext) &&
-		!ap_params_pending(shipped, econtext))
+	if (ap_params_pending(shipped, econtext))
+		return false;
+	if (!ap_params_pending((Node *) disk_quals, econtext))
 		return true;
-	if (ap_params_pending(shipped, econtext) || !ap_plain_comparison(linitial(quals)) ||
+	if (!ApPlainComparison(linitial(quals), true, &cmp) ||
 		!list_member_ptr(disk_quals, linitial(quals)))
 		return false;
 	foreach(lc, disk_quals)

@@ -86,4 +86,10 @@ void		ApClassifyRestrictInfos(PlannerInfo *root, RelOptInfo *baserel,
 									List *restrictinfos,
 									List **disk, List **host);
 
+/*
+ * A whitelisted comparison (which cannot fail) of columns, constants and
+ * Params, PARAM_EXEC ones only with exec_params; its family in *cmp.
+ */
+bool		ApPlainComparison(Node *node, bool exec_params, ApCmp *cmp);
+
 #endif							/* AP_SHIPPABLE_H */

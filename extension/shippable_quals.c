@@ -54,10 +54,57 @@ typedef struct ApQualItem
 } ApQualItem;
 
 /*
- * The disk's relative cost of a qual that cannot fail (ap_qual_cost), or -1
- * when it might fail or is not one of the simple shapes: each comparison
- * costs by its family (integers, dates, floats 1; numerics 2; strings 3),
- * x op ANY/ALL of a constant array one comparison per element.
+ * A column, a constant or a Param (PARAM_EXEC ones only with exec_params: an
+ * init-plan's value is computed when first needed, and that may fail),
+ * under relabelings.
+ */
+static bool
+ap_plain_leaf(Node *node, bool exec_params)
+{
+	while (IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (IsA(node, Param))
+		return exec_params || ((Param *) node)->paramkind == PARAM_EXTERN;
+	return IsA(node, Var) || IsA(node, Const);
+}
+
+bool
+ApPlainComparison(Node *node, bool exec_params, ApCmp *cmp)
+{
+	ApOp		op;
+	ListCell   *lc;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	set_opfuncid((OpExpr *) node);
+	/* whitelisted comparisons are strict and cannot fail (shippable.c) */
+	if (!ApLookupOperator(((OpExpr *) node)->opfuncid, &op, cmp))
+		return false;
+	foreach(lc, ((OpExpr *) node)->args)
+	{
+		if (!ap_plain_leaf(lfirst(lc), exec_params))
+			return false;
+	}
+	return true;
+}
+
+/* The disk's relative cost of one comparison of family cmp. */
+static double
+ap_comparison_cost(ApCmp cmp)
+{
+	if (cmp == AP_CMP_NUMERIC)
+		return 2;
+	if (cmp == AP_CMP_TEXT || cmp == AP_CMP_BPCHAR)
+		return 3;
+	return 1;
+}
+
+/*
+ * The disk's relative cost of a qual that cannot fail, or -1 when it might
+ * fail or is not one of the simple shapes: a plain comparison costs by its
+ * family (integers, dates, floats 1; numerics 2; strings 3), x op ANY/ALL of
+ * a constant array one comparison per element, NULL and boolean tests of a
+ * plain value 1, AND/OR/NOT the sum of their arguments.
  */
 static double
 ap_qual_cost(Node *node)
@@ -67,22 +114,12 @@ ap_qual_cost(Node *node)
 	double		cost = 0;
 	ListCell   *lc;
 
-	if (node == NULL)
-		return 0;
 	switch (nodeTag(node))
 	{
-		case T_Var:
-		case T_Const:
-			return 0;
-		case T_Param:
-			/* an init-plan's value is computed when first needed, and may fail */
-			return ((Param *) node)->paramkind == PARAM_EXTERN ? 0 : -1;
-		case T_RelabelType:
-			return ap_qual_cost((Node *) ((RelabelType *) node)->arg);
 		case T_NullTest:
-			return ap_qual_cost((Node *) ((NullTest *) node)->arg) < 0 ? -1 : 1;
+			return ap_plain_leaf((Node *) ((NullTest *) node)->arg, false) ? 1 : -1;
 		case T_BooleanTest:
-			return ap_qual_cost((Node *) ((BooleanTest *) node)->arg) < 0 ? -1 : 1;
+			return ap_plain_leaf((Node *) ((BooleanTest *) node)->arg, false) ? 1 : -1;
 		case T_BoolExpr:
 			foreach(lc, ((BoolExpr *) node)->args)
 			{
@@ -94,54 +131,28 @@ ap_qual_cost(Node *node)
 			}
 			return cost;
 		case T_OpExpr:
+			return ApPlainComparison(node, false, &cmp) ? ap_comparison_cost(cmp) : -1;
 		case T_ScalarArrayOpExpr:
 			{
-				bool		saop = IsA(node, ScalarArrayOpExpr);
-				Oid			funcid;
-				List	   *args;
+				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) node;
+				Node	   *arr = lsecond(saop->args);
 				double		n = 1;
 
-				if (saop)
-				{
-					set_sa_opfuncid((ScalarArrayOpExpr *) node);
-					funcid = ((ScalarArrayOpExpr *) node)->opfuncid;
-					args = ((ScalarArrayOpExpr *) node)->args;
-				}
-				else
-				{
-					set_opfuncid((OpExpr *) node);
-					funcid = ((OpExpr *) node)->opfuncid;
-					args = ((OpExpr *) node)->args;
-				}
-				/* whitelisted comparisons are strict and cannot fail (shippable.c) */
-				if (!ApLookupOperator(funcid, &op, &cmp))
+				set_sa_opfuncid(saop);
+				if (!ApLookupOperator(saop->opfuncid, &op, &cmp) ||
+					!ap_plain_leaf(linitial(saop->args), false) || !IsA(arr, Const))
 					return -1;
-				if (saop)
+				if (!((Const *) arr)->constisnull)
 				{
-					Const	   *arr = (Const *) lsecond(args);
-					ArrayType  *a;
+					ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
 
-					if (!IsA(arr, Const))
-						return -1;
-					if (!arr->constisnull)
-					{
-						a = DatumGetArrayTypeP(arr->constvalue);
-						n = Max(ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)), 1);
-					}
+					n = Max(ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a)), 1);
 				}
-				foreach(lc, args)
-				{
-					if (ap_qual_cost(lfirst(lc)) < 0)
-						return -1;
-				}
-				if (cmp == AP_CMP_NUMERIC)
-					return 2 * n;
-				if (cmp == AP_CMP_TEXT || cmp == AP_CMP_BPCHAR)
-					return 3 * n;
-				return n;
+				return n * ap_comparison_cost(cmp);
 			}
 		default:
-			return -1;
+			/* a bare boolean column or constant */
+			return ap_plain_leaf(node, false) ? 0 : -1;
 	}
 }
 
