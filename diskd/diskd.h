@@ -365,6 +365,29 @@ typedef enum ApTri
 } ApTri;
 
 typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
+
+/*
+ * A necessary condition of a filter, read off its leading comparisons of an
+ * integer-like column (int2/int4/int8, date, timestamp[tz]) with a constant
+ * (vm_opt.c): a tuple whose column is NULL, or whose value lies in
+ * [dom_lo, dom_hi] but outside [lo, hi], or outside the domain and outside
+ * [olo, ohi], does not pass the filter.  A domain narrower than int64 comes
+ * from a date compared with a timestamp, which converts plainly only inside
+ * it.  A range with lo > hi holds no value.
+ */
+#define AP_MAX_RANGE_CHECKS		8
+
+typedef struct ApRangeCheck
+{
+	int			attno;
+	uint8_t		type_kind;		/* the column's ApTypeKind */
+	int64_t		dom_lo;
+	int64_t		dom_hi;
+	int64_t		lo;				/* inside the domain */
+	int64_t		hi;
+	int64_t		olo;			/* outside it */
+	int64_t		ohi;
+} ApRangeCheck;
 typedef struct ApArena ApArena; /* per-tuple scratch of a program (vm_internal.h) */
 
 typedef struct ApProgram
@@ -379,6 +402,9 @@ typedef struct ApProgram
 	/* server encoding is UTF8; set by the caller after compiling (default: ASCII only) */
 	bool		encoding_utf8;
 	ApArena    *arena;
+	/* necessary conditions of the filter, checked before it (ap_prefilter_*) */
+	ApRangeCheck ranges[AP_MAX_RANGE_CHECKS];
+	int			nranges;
 	char		error[256];		/* why compilation failed */
 } ApProgram;
 

@@ -39,6 +39,10 @@ typedef struct Scan
 	bool		cache_ok;
 	ApProgram	prog;
 	bool		prog_ok;
+	struct ApPrefilter *pre;	/* prog's range checks on raw tuples, or NULL */
+	uint32_t	pre_seen;		/* tuples of the current window (prefilter_rejects) */
+	uint32_t	pre_rejected;
+	uint32_t	pre_rest;		/* windows left without the prefilter */
 	ApBloomSet	blooms;			/* Program.blooms, probed right after visibility */
 	bool		blooms_ok;
 	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */

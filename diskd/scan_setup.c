@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prefilter.h"
 #include "scan_internal.h"
 
 /* Check one column descriptor and convert it; 0 or -1 with the error set. */
@@ -179,6 +180,9 @@ scan_prepare(Scan *s)
 	if (rc != 0)
 		return scan_fail(s, (uint32_t) rc, "program: %s", s->blooms.error);
 	s->blooms_ok = true;
+	/* the prefilter runs where the filter would: after any Bloom filter has passed */
+	if (s->blooms.nfilters == 0)
+		s->pre = ap_prefilter_build(&s->prog, &s->desc);
 	if (req->program != NULL && req->program->agg != NULL)
 	{
 		char		err[256];

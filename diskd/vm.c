@@ -807,6 +807,7 @@ ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 		prog->arena->nmemo = cx.nmemo;
 	}
 	prog->max_attno = cx.max_attno;
+	ap_vm_range_checks(prog);
 	free(cx.var_memo);
 	free(cx.funcs);
 	return 0;
@@ -844,5 +845,6 @@ ap_program_free(ApProgram *prog)
 	prog->project = NULL;
 	prog->nproject = 0;
 	prog->max_attno = 0;
+	prog->nranges = 0;
 }
 

@@ -285,6 +285,8 @@ ApEv		ap_vm_like_general(const unsigned char *s, uint32_t slen, const unsigned c
 
 /* Mark a comparison of a column with a constant (or two columns) for eval_fast. */
 void		ap_vm_specialise_op(ApNode *n);
+/* Fill prog->ranges from the filter's leading range comparisons. */
+void		ap_vm_range_checks(ApProgram *prog);
 
 /*
  * Give function calls that occur more than once in prog (funcs: every

@@ -229,3 +229,199 @@ ap_vm_share_subexpressions(const ApProgram *prog, ApNode **funcs, int nfuncs, in
 	}
 	return nmemo;
 }
+
+/* floor(a / b) for b > 0. */
+static ap_i128
+floor_div128(ap_i128 a, ap_i128 b)
+{
+	ap_i128		q = a / b;
+
+	return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/*
+ * The values of the comparison's column for which it is TRUE, as a range
+ * [lo, hi] (lo > hi: none) valid on the domain [dom_lo, dom_hi] (outside it:
+ * [olo, ohi], everything when it would fall back there); false if
+ * the comparison is not one eval_fast decides by an integer compare.  This
+ * mirrors eval_fast: FC_INT compares the column's datum as an integer with
+ * the converted constant, FC_DATE_TS converts a date d inside the domain to
+ * the timestamp d * USECS_PER_DAY first, so d < K is d <= floor((K - 1) / U).
+ */
+static bool
+comparison_range(const ApNode *n, ApRangeCheck *rc)
+{
+	ap_i128		lo = INT64_MIN;
+	ap_i128		hi = INT64_MAX;
+	ap_i128		k;
+	ap_i128		u = 1;
+
+	if (n->kind != N_OP || (n->fast != FC_INT && n->fast != FC_DATE_TS))
+		return false;
+	switch (n->fvar->type_kind)
+	{
+		case AP_TYPE_INT2:
+		case AP_TYPE_INT4:
+		case AP_TYPE_INT8:
+		case AP_TYPE_DATE:
+		case AP_TYPE_TIMESTAMP:
+		case AP_TYPE_TIMESTAMPTZ:
+			break;
+		default:
+			return false;
+	}
+	rc->attno = n->fvar->attno;
+	rc->type_kind = n->fvar->type_kind;
+	rc->dom_lo = INT64_MIN;
+	rc->dom_hi = INT64_MAX;
+	k = n->fconst;
+	if (n->fast == FC_DATE_TS)
+	{
+		if (n->fvar->type_kind != AP_TYPE_DATE)
+			return false;
+		u = AP_USECS_PER_DAY;
+		rc->dom_lo = AP_DATE_MIN_DAYS;
+		rc->dom_hi = AP_TS_END_DAYS - 1;
+	}
+	switch (n->fmask)
+	{
+		case 1:					/* < */
+			hi = floor_div128(k - 1, u);
+			break;
+		case 3:					/* <= */
+			hi = floor_div128(k, u);
+			break;
+		case 4:					/* > */
+			lo = floor_div128(k, u) + 1;
+			break;
+		case 6:					/* >= */
+			lo = -floor_div128(-k, u);
+			break;
+		case 2:					/* = */
+			if (k % u != 0)
+			{
+				lo = 1;
+				hi = 0;
+			}
+			else
+				lo = hi = k / u;
+			break;
+		default:				/* <> is not a range */
+			return false;
+	}
+	/* k +- 1 beyond int64 leaves an empty range, or a range open on that side */
+	if (lo > INT64_MAX || hi < INT64_MIN)
+	{
+		lo = 1;
+		hi = 0;
+	}
+	rc->lo = lo < INT64_MIN ? INT64_MIN : (int64_t) lo;
+	rc->hi = hi > INT64_MAX ? INT64_MAX : (int64_t) hi;
+	if (n->fast == FC_DATE_TS)
+	{
+		/* outside the domain the comparison falls back: it decides nothing */
+		rc->olo = INT64_MIN;
+		rc->ohi = INT64_MAX;
+	}
+	else
+	{
+		rc->olo = rc->lo;
+		rc->ohi = rc->hi;
+	}
+	return true;
+}
+
+static inline bool
+full_domain(const ApRangeCheck *r)
+{
+	return r->dom_lo == INT64_MIN && r->dom_hi == INT64_MAX;
+}
+
+/* Narrow [*lo, *hi] to its intersection with [lo2, hi2]. */
+static inline void
+intersect(int64_t *lo, int64_t *hi, int64_t lo2, int64_t hi2)
+{
+	if (lo2 > *lo)
+		*lo = lo2;
+	if (hi2 < *hi)
+		*hi = hi2;
+}
+
+/*
+ * Fold the check r into o, a check on the same column: both must hold.
+ * false if their domains differ in a way one check cannot express.
+ */
+static bool
+merge_range(ApRangeCheck *o, const ApRangeCheck *r)
+{
+	if (full_domain(r) || (o->dom_lo == r->dom_lo && o->dom_hi == r->dom_hi))
+	{
+		intersect(&o->lo, &o->hi, r->lo, r->hi);
+		intersect(&o->olo, &o->ohi, r->olo, r->ohi);
+		return true;
+	}
+	if (full_domain(o))
+	{
+		/* o holds everywhere; inside r's domain r holds too */
+		o->olo = o->lo;
+		o->ohi = o->hi;
+		o->dom_lo = r->dom_lo;
+		o->dom_hi = r->dom_hi;
+		intersect(&o->lo, &o->hi, r->lo, r->hi);
+		intersect(&o->olo, &o->ohi, r->olo, r->ohi);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Necessary conditions of the filter for a prefilter (prefilter.h): the
+ * leading arguments of its top AND (or the filter itself) that are range
+ * comparisons, two on the same column merged into one range.  Only leading
+ * ones: the disk evaluates an AND in order and a tuple that an argument
+ * rejects is never shown to the arguments after it, so a later argument that
+ * could fall back (and raise an error on the host) is not skipped by a check
+ * PostgreSQL would not have made first either.  A NULL argument rejects as
+ * FALSE does (a WHERE clause passes only TRUE; PostgreSQL's qual evaluation
+ * also stops at the first NULL).
+ */
+void
+ap_vm_range_checks(ApProgram *prog)
+{
+	const ApNode *root;
+	ApNode	   *const *args;
+	int			nargs;
+
+	prog->nranges = 0;
+	if (prog->filter == NULL || (root = prog->filter->root) == NULL)
+		return;
+	if (root->kind == N_AND)
+	{
+		args = root->args;
+		nargs = root->nargs;
+	}
+	else
+	{
+		args = (ApNode *const *) &prog->filter->root;
+		nargs = 1;
+	}
+	for (int i = 0; i < nargs; i++)
+	{
+		ApRangeCheck rc;
+		int			j;
+
+		if (!comparison_range(args[i], &rc))
+			break;
+		for (j = 0; j < prog->nranges; j++)
+		{
+			if (prog->ranges[j].attno == rc.attno && merge_range(&prog->ranges[j], &rc))
+				break;
+		}
+		if (j == prog->nranges)
+		{
+			if (prog->nranges == AP_MAX_RANGE_CHECKS)
+				break;
+			prog->ranges[prog->nranges++] = rc;
+		}
+	}
+}

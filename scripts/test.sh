@@ -42,6 +42,8 @@ as_pguser "$WORK/diskd/test/unit_flat"
 status "diskd flat expression unit tests" $?
 as_pguser "$WORK/diskd/test/unit_agg"
 status "diskd aggregation unit tests" $?
+as_pguser "$WORK/diskd/test/unit_prefilter"
+status "diskd prefilter unit tests" $?
 as_pguser "$WORK/diskd/test/frames"
 status "diskd frame decoding tests" $?
 as_pguser "$WORK/diskd/test/bloom"
