@@ -369,7 +369,7 @@ typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
 /*
  * A necessary condition of a filter, read off its leading comparisons of an
  * integer-like column (int2/int4/int8, date, timestamp[tz]) with a constant
- * (vm_opt.c): a tuple whose column is NULL, or whose value lies in
+ * or another column of its kind (vm_opt.c): a tuple whose column is NULL, or whose value lies in
  * [dom_lo, dom_hi] but outside [lo, hi], or outside the domain and outside
  * [olo, ohi], does not pass the filter.  A domain narrower than int64 comes
  * from a date compared with a timestamp, which converts plainly only inside
@@ -387,6 +387,13 @@ typedef struct ApRangeCheck
 	int64_t		hi;
 	int64_t		olo;			/* outside it */
 	int64_t		ohi;
+	/*
+	 * attno2 > 0: instead, the column compared with column attno2 of the
+	 * same kind (l_commitdate < l_receiptdate): passes iff mask has the bit
+	 * of the comparison's sign (1: <, 2: =, 4: >).
+	 */
+	int			attno2;
+	uint8_t		mask;
 } ApRangeCheck;
 typedef struct ApArena ApArena; /* per-tuple scratch of a program (vm_internal.h) */
 

@@ -38,10 +38,25 @@ cmp_check(const void *x, const void *y)
 	return (a->attno > b->attno) - (a->attno < b->attno);
 }
 
+/*
+ * The fixed-length attributes among 0-based attributes from..to-1: the walk's
+ * step index of the fixed-length attribute at index to.
+ */
+static int
+fixed_between(const ApTupleDesc *desc, int from, int to)
+{
+	int			n = 0;
+
+	for (int a = from; a < to; a++)
+		n += desc->cols[a].attlen > 0;
+	return n;
+}
+
 ApPrefilter *
 ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 {
 	ApPrefilterCheck checks[AP_MAX_RANGE_CHECKS];
+	int			others[AP_MAX_RANGE_CHECKS];	/* a pair's other attno, else 0 */
 	int			n = 0;
 	int			walk_from = desc->ncached;
 	int			walk_end = walk_from;	/* attributes the walk can measure end here */
@@ -58,33 +73,62 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 	for (int i = 0; i < prog->nranges; i++)
 	{
 		const ApRangeCheck *r = &prog->ranges[i];
-		const ApColumn *col;
 		ApPrefilterCheck *c = &checks[n];
+		int			later = r->attno;
+		int			other = r->attno2;
 
-		if (r->attno < 1 || r->attno > desc->natts)
+		if (r->attno < 1 || r->attno > desc->natts || r->attno2 < 0 || r->attno2 > desc->natts)
 			continue;
-		col = &desc->cols[r->attno - 1];
-		if (col->attlen != 2 && col->attlen != 4 && col->attlen != 8)
+		memset(c, 0, sizeof(*c));
+		c->mask = r->mask;
+		if (other > later)
+		{
+			/* read at the later column: cmp(later, other) mirrors the sign bits */
+			later = r->attno2;
+			other = r->attno;
+			c->mask = (uint8_t) ((r->mask & 2) | ((r->mask & 1) << 2) | ((r->mask & 4) >> 2));
+		}
+		c->attno = later;
+		c->width = (uint8_t) desc->cols[later - 1].attlen;
+		if (c->width != 2 && c->width != 4 && c->width != 8)
 			continue;
-		c->attno = r->attno;
-		c->width = (uint8_t) col->attlen;
-		c->cached = r->attno <= desc->ncached;
-		c->cacheoff = c->cached ? col->cacheoff : 0;
+		if (other > 0 && desc->cols[other - 1].attlen != desc->cols[later - 1].attlen)
+			continue;
+		c->cached = later <= desc->ncached;
+		c->cacheoff = c->cached ? desc->cols[later - 1].cacheoff : 0;
 		c->dom_lo = r->dom_lo;
 		c->dom_hi = r->dom_hi;
 		c->lo = r->lo;
 		c->hi = r->hi;
 		c->olo = r->olo;
 		c->ohi = r->ohi;
-		if (!c->cached && r->attno > walk_end)
+		c->pair = other > 0;
+		c->other_cached = other > 0 && other <= desc->ncached;
+		c->other_cacheoff = c->other_cached ? desc->cols[other - 1].cacheoff : 0;
+		if (!c->cached &&
+			(later > walk_end || fixed_between(desc, walk_from, later - 1) >= AP_PREFILTER_MAX_STEPS))
 			continue;
-		if (r->attno > upto)
-			upto = r->attno;
+		others[n] = other;
+		if (later > upto)
+			upto = later;
 		n++;
 	}
 	if (n == 0)
 		return NULL;
-	qsort(checks, (size_t) n, sizeof(checks[0]), cmp_check);
+	/* sort the pairs' other attnos along (insertion sort: at most 8) */
+	for (int i = 1; i < n; i++)
+	{
+		for (int j = i; j > 0 && cmp_check(&checks[j - 1], &checks[j]) > 0; j--)
+		{
+			ApPrefilterCheck t = checks[j];
+			int			o = others[j];
+
+			checks[j] = checks[j - 1];
+			checks[j - 1] = t;
+			others[j] = others[j - 1];
+			others[j - 1] = o;
+		}
+	}
 
 	/* at most one step per attribute of the walk */
 	nsteps = upto > walk_from ? upto - walk_from : 0;
@@ -98,8 +142,16 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 		pf->walk_off = desc->cols[walk_from - 1].cacheoff +
 			(uint32_t) desc->cols[walk_from - 1].attlen;
 	for (int i = 0; i < n; i++)
+	{
 		if (pf->checks[i].cached)
 			pf->ncached = i + 1;
+		if (pf->checks[i].pair && !pf->checks[i].other_cached)
+		{
+			/* the step that reads the other column: one per fixed attribute before it */
+			pf->checks[i].other_step = fixed_between(desc, walk_from, others[i] - 1);
+			pf->has_pairs = true;
+		}
+	}
 	for (int a = walk_from, nvar = 0; a < upto; a++)
 	{
 		const ApColumn *col = &desc->cols[a];

@@ -24,6 +24,9 @@
  * One stretch of the walk: nvarlena varlenas, then one fixed-length
  * attribute (attno; checks from index check on, or -1 if none reads it).
  */
+/* Fixed-length attributes a walk passes at most (checks beyond are left out). */
+#define AP_PREFILTER_MAX_STEPS	64
+
 typedef struct ApPrefilterStep
 {
 	uint16_t	nvarlena;
@@ -33,9 +36,10 @@ typedef struct ApPrefilterStep
 	int			attno;
 } ApPrefilterStep;
 
+/* A check at its place in the walk: a range, or a comparison with an earlier column. */
 typedef struct ApPrefilterCheck
 {
-	int			attno;
+	int			attno;			/* the column read (a pair: the later of the two) */
 	uint8_t		width;			/* 2, 4 or 8 bytes, signed */
 	bool		cached;			/* at cacheoff in every tuple without nulls */
 	uint32_t	cacheoff;
@@ -45,6 +49,12 @@ typedef struct ApPrefilterCheck
 	int64_t		hi;
 	int64_t		olo;
 	int64_t		ohi;
+	/* a pair: the other column, at a cached offset or at a step of the walk */
+	bool		pair;
+	uint8_t		mask;			/* sign bits of cmp(attno, other) that pass */
+	bool		other_cached;
+	uint32_t	other_cacheoff;
+	int			other_step;
 } ApPrefilterCheck;
 
 typedef struct ApPrefilter
@@ -53,6 +63,7 @@ typedef struct ApPrefilter
 	int			ncached;		/* checks[0..ncached-1] read at cached offsets */
 	int			upto;			/* the highest attribute a check reads */
 	uint32_t	walk_off;		/* data offset where the walk starts (after the cached) */
+	bool		has_pairs;		/* remember each step's offset */
 	int			nsteps;
 	ApPrefilterCheck checks[AP_MAX_RANGE_CHECKS];	/* cached first, then by attno */
 	ApPrefilterStep steps[];	/* the walk up to upto */
@@ -65,28 +76,48 @@ typedef struct ApPrefilter
  */
 ApPrefilter *ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc);
 
-/* The check's verdict on the datum at p: true if it rejects the tuple. */
-static inline __attribute__((always_inline)) bool
-ap_prefilter_check_rejects(const ApPrefilterCheck *c, const unsigned char *p)
+/* A signed datum of 2, 4 or 8 bytes. */
+static inline __attribute__((always_inline)) int64_t
+ap_prefilter_datum(uint8_t width, const unsigned char *p)
 {
-	int64_t		x;
-
-	if (c->width == 2)
+	if (width == 2)
 	{
 		int16_t		v;
 
 		memcpy(&v, p, 2);
-		x = v;
+		return v;
 	}
-	else if (c->width == 4)
+	if (width == 4)
 	{
 		int32_t		v;
 
 		memcpy(&v, p, 4);
-		x = v;
+		return v;
 	}
-	else
-		memcpy(&x, p, 8);
+	{
+		int64_t		v;
+
+		memcpy(&v, p, 8);
+		return v;
+	}
+}
+
+/*
+ * The check's verdict on the datum at p (a pair: against the datum at q):
+ * true if it rejects the tuple.
+ */
+static inline __attribute__((always_inline)) bool
+ap_prefilter_check_rejects(const ApPrefilterCheck *c, const unsigned char *p,
+						   const unsigned char *q)
+{
+	int64_t		x = ap_prefilter_datum(c->width, p);
+
+	if (c->pair)
+	{
+		int64_t		y = ap_prefilter_datum(c->width, q);
+
+		return (c->mask & (x < y ? 1 : x == y ? 2 : 4)) == 0;
+	}
 	if (__builtin_expect(x >= c->dom_lo && x <= c->dom_hi, 1))
 		return x < c->lo || x > c->hi;
 	return x < c->olo || x > c->ohi;
@@ -104,6 +135,7 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 	uint32_t	dlen;
 	uint32_t	off;
 	int			ci;
+	uint32_t	offs[AP_PREFILTER_MAX_STEPS];	/* step offsets, for pairs */
 
 	if ((hdr->infomask & AP_HEAP_HASNULL) || hdr->natts < pf->upto || hdr->hoff >= len)
 		return false;
@@ -113,9 +145,10 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 	{
 		const ApPrefilterCheck *c = &pf->checks[ci];
 
+		/* cached offsets grow with attno: a pair's other column ends earlier */
 		if (c->cacheoff > dlen || c->width > dlen - c->cacheoff)
 			return false;
-		if (ap_prefilter_check_rejects(c, data + c->cacheoff))
+		if (ap_prefilter_check_rejects(c, data + c->cacheoff, data + c->other_cacheoff))
 			return true;
 	}
 	if (ci == pf->nchecks)
@@ -141,9 +174,18 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 		off = (off + st->alignmask) & ~(uint32_t) st->alignmask;
 		if (off > dlen || (uint32_t) st->attlen > dlen - off)
 			return false;
+		if (pf->has_pairs)
+			offs[i] = off;
 		for (int k = st->check; k >= 0 && k < pf->nchecks && pf->checks[k].attno == st->attno; k++)
-			if (ap_prefilter_check_rejects(&pf->checks[k], data + off))
+		{
+			const ApPrefilterCheck *c = &pf->checks[k];
+			const unsigned char *q = NULL;
+
+			if (c->pair)
+				q = data + (c->other_cached ? c->other_cacheoff : offs[c->other_step]);
+			if (ap_prefilter_check_rejects(c, data + off, q))
 				return true;
+		}
 		off += (uint32_t) st->attlen;
 	}
 	return false;

@@ -331,6 +331,34 @@ comparison_range(const ApNode *n, ApRangeCheck *rc)
 	return true;
 }
 
+/* A comparison of two integer-like columns of one kind (FC_INT_COLS) as a check. */
+static bool
+comparison_pair(const ApNode *n, ApRangeCheck *rc)
+{
+	if (n->kind != N_OP || n->fast != FC_INT_COLS)
+		return false;
+	switch (n->fvar->type_kind)
+	{
+		case AP_TYPE_INT2:
+		case AP_TYPE_INT4:
+		case AP_TYPE_INT8:
+		case AP_TYPE_DATE:
+		case AP_TYPE_TIMESTAMP:
+		case AP_TYPE_TIMESTAMPTZ:
+			break;
+		default:
+			return false;
+	}
+	memset(rc, 0, sizeof(*rc));
+	rc->attno = n->fvar->attno;
+	rc->attno2 = n->fvar2->attno;
+	rc->mask = n->fmask;
+	rc->type_kind = n->fvar->type_kind;
+	rc->dom_lo = INT64_MIN;
+	rc->dom_hi = INT64_MAX;
+	return true;
+}
+
 static inline bool
 full_domain(const ApRangeCheck *r)
 {
@@ -377,7 +405,8 @@ merge_range(ApRangeCheck *o, const ApRangeCheck *r)
 /*
  * Necessary conditions of the filter for a prefilter (prefilter.h): the
  * leading arguments of its top AND (or the filter itself) that are range
- * comparisons, two on the same column merged into one range.  Only leading
+ * comparisons (two on the same column merged into one range) or comparisons
+ * of two integer-like columns.  Only leading
  * ones: the disk evaluates an AND in order and a tuple that an argument
  * rejects is never shown to the arguments after it, so a later argument that
  * could fall back (and raise an error on the host) is not skipped by a check
@@ -410,11 +439,14 @@ ap_vm_range_checks(ApProgram *prog)
 		ApRangeCheck rc;
 		int			j;
 
-		if (!comparison_range(args[i], &rc))
+		if (comparison_range(args[i], &rc))
+			rc.attno2 = 0;
+		else if (!comparison_pair(args[i], &rc))
 			break;
 		for (j = 0; j < prog->nranges; j++)
 		{
-			if (prog->ranges[j].attno == rc.attno && merge_range(&prog->ranges[j], &rc))
+			if (rc.attno2 == 0 && prog->ranges[j].attno == rc.attno &&
+				prog->ranges[j].attno2 == 0 && merge_range(&prog->ranges[j], &rc))
 				break;
 		}
 		if (j == prog->nranges)

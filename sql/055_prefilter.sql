@@ -1,6 +1,7 @@
 -- Range checks decided on raw tuples before the filter (diskd/prefilter.h):
--- the leading comparisons of integer-like columns with constants, two on a
--- column merged into one range, date against timestamp converted to days.
+-- the leading comparisons of integer-like columns with constants (two on a
+-- column merged into one range, date against timestamp converted to days)
+-- or with another column of their kind.
 -- Every query runs with pushdown forced and with active_pg off (ap_check)
 -- over rows the disk's walk can measure and rows it must leave to the full
 -- path: NULLs, 4-byte varlena headers, TOAST pointers, a dropped column,
@@ -47,7 +48,7 @@ LANGUAGE sql AS $$
 	SELECT format('%s %s %s: %s', col, op, c,
 		ap_check(format('SELECT id FROM pf WHERE %s %s %s', col, op, c)))
 	FROM unnest(consts) WITH ORDINALITY AS cs(c, i),
-		unnest(ARRAY['<', '<=', '=', '>', '>=']) WITH ORDINALITY AS ops(op, j)
+		unnest(ARRAY['<', '<=', '=', '<>', '>', '>=']) WITH ORDINALITY AS ops(op, j)
 	ORDER BY i, j
 $$;
 SELECT * FROM pf_matrix('i2', ARRAY['0', '-100', '32767', '-32768', '100000', '-100000::int8']);
@@ -60,6 +61,11 @@ SELECT * FROM pf_matrix('d', ARRAY['date ''1994-01-01''', 'date ''infinity''', '
 SELECT * FROM pf_matrix('ts', ARRAY['timestamp ''1994-09-01 07:00''', 'date ''1994-09-01''',
 	'timestamp ''infinity''']);
 SELECT * FROM pf_matrix('late', ARRAY['date ''1994-06-01''']);
+-- Two columns of one kind (TPC-H Q12's l_commitdate < l_receiptdate).
+SELECT * FROM pf_matrix('late', ARRAY['d']);
+SELECT * FROM pf_matrix('d', ARRAY['late', 'd']);
+SELECT * FROM pf_matrix('i8', ARRAY['i8']);
+SELECT ap_check('SELECT id FROM pf WHERE d < late AND late < date ''1994-09-01'' AND i2 <> 0');
 
 -- Two comparisons on one column merge into one range (TPC-H Q6's l_shipdate).
 SELECT ap_check('SELECT id FROM pf WHERE d >= date ''1994-01-01'' AND d < date ''1994-01-01'' + interval ''1'' year');

@@ -4,7 +4,8 @@
  *	  them on raw tuples (prefilter.h), against the VM itself as the oracle.
  *
  * Random conjunctions of comparisons of int2/int4/int8/date/timestamp
- * columns with constants (date against timestamp constants included, and
+ * columns with constants or with each other (date against timestamp
+ * constants included, and
  * non-range arguments among them) run over random tuples built byte by
  * byte: values at and around the constants, the infinities, dates outside
  * the timestamp range, NULLs, short and 4-byte varlena headers, external
@@ -21,9 +22,9 @@
 #include "exprbuild.h"
 #include "bytes.h"
 
-#define NATTS	9
+#define NATTS	10
 
-/* int8 | int2 | numeric | date | bpchar | timestamp | int4 | text | date */
+/* int8 | int2 | numeric | date | bpchar | timestamp | int4 | text | date | int8 */
 static ApColumn cols[NATTS];
 static ApTupleDesc desc = {NATTS, cols, 0};
 
@@ -81,8 +82,9 @@ some_int(int64_t lo, int64_t hi)
 }
 
 /*
- * A comparison of a column with a constant; *range: the VM can make it a
- * range; *dts_attno: the date column if it is compared with a timestamp.
+ * A comparison of a column with a constant or another column; *range: the
+ * VM can make it a check; *dts_attno: the date column if it is compared with
+ * a timestamp.
  */
 static ActivePg__Expr *
 some_cmp(bool *range, int *dts_attno)
@@ -96,6 +98,16 @@ some_cmp(bool *range, int *dts_attno)
 
 	*range = op != AP_OP_NE;
 	*dts_attno = 0;
+	if (rnd(4) == 0)
+	{
+		/* two columns of one kind: walked, cached and walked, one with itself */
+		static const int pairs[][3] = {{4, 9, AP_CMP_DATE}, {9, 4, AP_CMP_DATE},
+		{1, 10, AP_CMP_INT}, {10, 1, AP_CMP_INT}, {6, 6, AP_CMP_TS}, {2, 2, AP_CMP_INT}};
+		int			p = (int) rnd(6);
+
+		*range = true;			/* any operator: the check keeps its sign bits */
+		return OP(op, pairs[p][2], E_var(pairs[p][0]), E_var(pairs[p][1]));
+	}
 	switch (attno)
 	{
 		case 4:
@@ -170,6 +182,7 @@ build_tuple(unsigned char *buf, bool *plain, int64_t *v)
 	v[5] = some_ts();
 	v[6] = some_int(INT32_MIN, INT32_MAX);
 	v[8] = some_date();
+	v[9] = rnd(2) ? v[0] : some_int(INT64_MIN, INT64_MAX);
 	off = 0;
 	for (int i = 0; i < NATTS; i++)
 	{
@@ -373,6 +386,7 @@ main(void)
 	cols[6] = col(4, 'i', AP_TYPE_INT4);
 	cols[7] = col(-1, 'i', AP_TYPE_TEXT);
 	cols[8] = col(4, 'i', AP_TYPE_DATE);
+	cols[9] = col(8, 'd', AP_TYPE_INT8);
 	ap_tupdesc_cache_offsets(&desc);
 
 	test_q6_range();
