@@ -506,6 +506,14 @@ typedef struct ApBucket
 } ApBucket;
 
 uint64_t	ap_mono_ns(void);
+
+/* Microseconds of CLOCK_MONOTONIC. */
+static inline uint64_t
+ap_mono_us(void)
+{
+	return ap_mono_ns() / 1000;
+}
+
 uint64_t	ap_thread_cpu_ns(void);
 void		ap_sleep_us(uint64_t us);
 /* Set rate (0 = off) and fill to the base burst at now_ns; lock must be initialized. */

@@ -45,7 +45,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "diskd.h"
@@ -175,16 +174,6 @@ struct ApReader
 
 /* Log the O_DIRECT fallback once per process, not once per segment. */
 static atomic_bool direct_fallback_logged = false;
-
-/* Microseconds of a monotonic clock. */
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Path of segment seg: "relpath" or "relpath.N". */
 static void
@@ -604,9 +593,9 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 		}
 
 		waited = true;
-		t0 = now_us();
+		t0 = ap_mono_us();
 		rc = io_uring_wait_cqe(&r->ring, &cqe);
-		r->wait_us += now_us() - t0;
+		r->wait_us += ap_mono_us() - t0;
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)

@@ -25,21 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "prefilter.h"
 #include "scan_internal.h"
 
-
-/* Microseconds of a monotonic clock. */
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* Record why the scan stops (first reason wins); always returns -1. */
 int
@@ -63,7 +52,7 @@ scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 static uint64_t
 waited_since(uint64_t t0, uint64_t cpu0_ns)
 {
-	uint64_t	wall = now_us() - t0;
+	uint64_t	wall = ap_mono_us() - t0;
 	uint64_t	cpu = (ap_thread_cpu_ns() - cpu0_ns) / 1000;
 
 	return wall > cpu ? wall - cpu : 0;
@@ -74,7 +63,7 @@ int
 scan_send(Scan *s, const ActivePg__Frame *frame)
 {
 	size_t		bytes = active_pg__frame__get_packed_size(frame) + AP_FRAME_HEADER_BYTES;
-	uint64_t	t0 = now_us();
+	uint64_t	t0 = ap_mono_us();
 	uint64_t	cpu0 = ap_thread_cpu_ns();
 	int			rc = ap_conn_send(s->c, frame);
 
@@ -200,7 +189,7 @@ resolve_xids(Scan *s)
 	if (scan_send(s, &frame) < 0)
 		return -1;
 
-	t0 = now_us();
+	t0 = ap_mono_us();
 	cpu0 = ap_thread_cpu_ns();
 	rc = ap_conn_recv(s->c, &f, -1);
 	s->stats.host_wait_us += waited_since(t0, cpu0);
@@ -702,14 +691,14 @@ scan_hold(Scan *s, uint64_t us, uint64_t *held)
 		*held = 0;
 	if (us == 0)
 		return 0;
-	start = now_us();
+	start = ap_mono_us();
 	end = start + us;
-	for (now = start; now < end; now = now_us())
+	for (now = start; now < end; now = ap_mono_us())
 	{
 		ap_sleep_us(end - now < SCAN_HOLD_SLICE_US ? end - now : SCAN_HOLD_SLICE_US);
 		if (ap_conn_cancel_requested(s->c))
 		{
-			s->stats.throttle_us += now_us() - start;
+			s->stats.throttle_us += ap_mono_us() - start;
 			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
 		}
 	}
@@ -820,7 +809,7 @@ int
 ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 {
 	Scan	   *s;
-	uint64_t	t0 = now_us();
+	uint64_t	t0 = ap_mono_us();
 	uint64_t	cpu0 = ap_thread_cpu_ns();
 	uint64_t	waits;
 	int			rc;
@@ -852,7 +841,7 @@ done:
 	/* release the reader's buffers before the final frame leaves */
 	ap_reader_close(s->reader);
 	s->reader = NULL;
-	s->stats.wall_us = now_us() - t0;
+	s->stats.wall_us = ap_mono_us() - t0;
 	/* compute is the real work: not waiting for reads, emulation throttles or the host */
 	waits = s->stats.io_us + s->stats.throttle_us + s->stats.host_wait_us;
 	s->stats.compute_us = s->stats.wall_us > waits ? s->stats.wall_us - waits : 0;
