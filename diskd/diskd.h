@@ -488,6 +488,11 @@ ApReader   *ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisk
  * The chunk stays valid until the next call, which recycles its buffer.
  */
 int			ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen);
+/* Blocks of one read: the stripe unit, or a piece of at most 1 MB of it. */
+uint32_t	ap_reader_piece_blocks(uint32_t stripe_pages);
+/* Reads (pieces) a disk makes of its units; a reader of queue depth q holds min(q, this) buffers. */
+uint64_t	ap_reader_pieces(uint32_t nblocks, uint32_t ndisks, uint32_t stripe_pages,
+							 uint32_t disk_id);
 void		ap_reader_close(ApReader *r);
 
 /* ---------- throttle.c ---------- */

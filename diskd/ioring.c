@@ -4,24 +4,29 @@
  *
  * Rules of this file:
  *   - The disk owns units u with u % ndisks == disk_id; unit u is blocks
- *     [u*S, min((u+1)*S, nblocks)).  Each unit is read into one slot buffer of
- *     S blocks and delivered as one chunk, in completion order.
- *   - A unit that crosses a 1 GB segment boundary (S does not divide
- *     AP_RELSEG_BLOCKS) is read as one request per segment into the same
- *     buffer; the chunk is complete when all its parts are.
+ *     [u*S, min((u+1)*S, nblocks)).  A unit is read in pieces of at most
+ *     P = min(S, READER_PIECE_BLOCKS) blocks, each into one slot buffer of P
+ *     blocks and delivered as one chunk, in completion order: the stripe
+ *     unit decides which disk reads a block, not how much memory a read
+ *     takes (a unit may be a whole 1 GB segment).
+ *   - A piece that crosses a 1 GB segment boundary (P does not divide
+ *     AP_RELSEG_BLOCKS; never with PostgreSQL's sizes and a power-of-two
+ *     unit, possible for any request a client sends) is read as one request
+ *     per segment into the same buffer; the chunk is complete when all its
+ *     parts are.
  *   - At most one request per part is in flight and at most nslots
- *     (<= queue_depth) units are in flight, so the ring (2 entries per slot)
+ *     (<= queue_depth) pieces are in flight, so the ring (2 entries per slot)
  *     can never overflow.  The slot handed to the caller is recycled for the
- *     next unit when the caller asks for the next chunk: while the caller
+ *     next piece when the caller asks for the next chunk: while the caller
  *     decodes one buffer the kernel fills the others.
- *   - Read-ahead adapts, like the kernel's: at most `window` units are
+ *   - Read-ahead adapts, like the kernel's: at most `window` pieces are
  *     read ahead of the caller, starting at READER_WINDOW_START and doubling
  *     (up to nslots) each time the caller finds nothing completed.  A read
  *     served from the page cache completes inside io_uring_enter, copying the
- *     unit into its buffer there and then; a deep queue would copy it long
+ *     piece into its buffer there and then; a deep queue would copy it long
  *     before it is decoded, and out of the CPU cache again.  Reads that wait
  *     for a device grow the window to the full queue depth within a few
- *     units.
+ *     pieces.
  *   - Buffers are page-aligned (O_DIRECT), one mapping, registered once; reads use
  *     read_fixed.  If registration is refused (e.g. RLIMIT_MEMLOCK) plain
  *     reads into the same buffers are used.
@@ -49,14 +54,15 @@
 
 #include "diskd.h"
 
-#define READER_MAX_PARTS		2	/* a unit of <= AP_RELSEG_BLOCKS spans <= 2 segments */
+#define READER_MAX_PARTS		2	/* a piece of <= AP_RELSEG_BLOCKS spans <= 2 segments */
+#define READER_PIECE_BLOCKS		128	/* largest read: 1 MB (the default unit is 256 kB) */
 #define READER_PART_BITS		8	/* user_data = slot << 8 | part */
 #define READER_INIT_RETRIES		4	/* io_uring_queue_init attempts after ENOMEM */
 #define READER_INIT_RETRY_US	5000	/* first back-off, doubled each time */
 #define READER_MEMLOCK_SHARE	16	/* register at most 1/16 of RLIMIT_MEMLOCK */
 
 #define READER_BUF_CACHE		4	/* idle buffer mappings kept for the next scans */
-#define READER_WINDOW_START		2	/* units read ahead while reads complete at once */
+#define READER_WINDOW_START		2	/* pieces read ahead while reads complete at once */
 
 static size_t memlock_share_bytes(void);
 
@@ -126,7 +132,7 @@ typedef struct ReadPart
 
 typedef struct ReadSlot
 {
-	unsigned char *buf;			/* S * AP_BLCKSZ bytes */
+	unsigned char *buf;			/* P * AP_BLCKSZ bytes */
 	uint32_t	first_block;
 	uint32_t	nblocks;
 	int			nparts;
@@ -151,7 +157,9 @@ struct ApReader
 	uint32_t	nblocks;
 	uint32_t	ndisks;
 	uint32_t	stripe_pages;
+	uint32_t	piece_blocks;	/* P: blocks of one read */
 	uint64_t	next_unit;		/* next unit of ours to read */
+	uint32_t	next_off;		/* its next piece's first block, within the unit */
 	uint32_t	nsegs;
 	SegFile    *segs;
 	uint32_t	nslots;
@@ -161,10 +169,10 @@ struct ApReader
 	uint32_t   *ready;			/* FIFO of completed slots (ring of nslots) */
 	uint32_t	ready_head;
 	uint32_t	nready;
-	uint32_t   *idle;			/* stack of slots holding no unit */
+	uint32_t   *idle;			/* stack of slots holding no piece */
 	uint32_t	nidle;
-	uint32_t	window;			/* units in flight or ready at most (<= nslots) */
-	bool		exhausted;		/* every unit of ours has been started */
+	uint32_t	window;			/* pieces in flight or ready at most (<= nslots) */
+	bool		exhausted;		/* every piece of ours has been started */
 	int			current;		/* slot lent to the caller, -1 if none */
 	int			inflight;		/* submitted reads whose CQE is not reaped */
 	int			unsubmitted;	/* prepared SQEs not yet submitted */
@@ -278,24 +286,31 @@ submit_queued(ApReader *r, char *errbuf, size_t errlen)
 }
 
 /*
- * Start reading our next unit into slot; 1 if a unit was started, 0 if the
+ * Start reading our next piece into slot; 1 if a piece was started, 0 if the
  * stripe is exhausted, or -errno.
  */
 static int
-start_unit(ApReader *r, uint32_t slot, char *errbuf, size_t errlen)
+start_piece(ApReader *r, uint32_t slot, char *errbuf, size_t errlen)
 {
 	ReadSlot   *s = &r->slots[slot];
-	uint64_t	b0 = r->next_unit * r->stripe_pages;
+	uint64_t	unit_end = (r->next_unit + 1) * r->stripe_pages;
+	uint64_t	b0 = r->next_unit * r->stripe_pages + r->next_off;
 	uint64_t	b1;
 	uint64_t	b;
 	int			i;
 
 	if (b0 >= r->nblocks)
 		return 0;
-	b1 = b0 + r->stripe_pages;
-	if (b1 > r->nblocks)
-		b1 = r->nblocks;
-	r->next_unit += r->ndisks;
+	if (unit_end > r->nblocks)
+		unit_end = r->nblocks;
+	b1 = b0 + r->piece_blocks < unit_end ? b0 + r->piece_blocks : unit_end;
+	if (b1 == unit_end)
+	{
+		r->next_unit += r->ndisks;
+		r->next_off = 0;
+	}
+	else
+		r->next_off += r->piece_blocks;
 
 	s->first_block = (uint32_t) b0;
 	s->nblocks = (uint32_t) (b1 - b0);
@@ -375,7 +390,7 @@ complete_read(ApReader *r, uint64_t user_data, int res, char *errbuf, size_t err
 }
 
 /*
- * Start units on idle slots until window units are in flight or ready (or
+ * Start pieces on idle slots until window pieces are in flight or ready (or
  * ours run out), and submit them; 0 or -errno with errbuf set.
  */
 static int
@@ -385,7 +400,7 @@ fill_window(ApReader *r, char *errbuf, size_t errlen)
 		   r->nslots - r->nidle - (r->current >= 0 ? 1 : 0) < r->window)
 	{
 		uint32_t	slot = r->idle[--r->nidle];
-		int			rc = start_unit(r, slot, errbuf, errlen);
+		int			rc = start_piece(r, slot, errbuf, errlen);
 
 		if (rc < 0)
 			return rc;
@@ -398,6 +413,36 @@ fill_window(ApReader *r, char *errbuf, size_t errlen)
 	return submit_queued(r, errbuf, errlen);
 }
 
+/* Blocks of one read (P): a stripe unit, or a piece of a larger one. */
+uint32_t
+ap_reader_piece_blocks(uint32_t stripe_pages)
+{
+	return stripe_pages < READER_PIECE_BLOCKS ? stripe_pages : READER_PIECE_BLOCKS;
+}
+
+/* Reads (pieces) disk disk_id makes of its stripe units of nblocks blocks. */
+uint64_t
+ap_reader_pieces(uint32_t nblocks, uint32_t ndisks, uint32_t stripe_pages, uint32_t disk_id)
+{
+	uint64_t	total;
+	uint64_t	nunits;
+	uint64_t	last_len;
+	uint32_t	piece;
+
+	if (ndisks == 0 || stripe_pages == 0)
+		return 0;
+	total = ((uint64_t) nblocks + stripe_pages - 1) / stripe_pages;
+	if (total <= disk_id)
+		return 0;
+	nunits = (total - disk_id + ndisks - 1) / ndisks;
+	piece = ap_reader_piece_blocks(stripe_pages);
+	/* every unit is whole but the table's last one, which may be ours */
+	last_len = (uint64_t) nblocks - (disk_id + (nunits - 1) * ndisks) * stripe_pages;
+	if (last_len > stripe_pages)
+		last_len = stripe_pages;
+	return (nunits - 1) * ((stripe_pages + piece - 1) / piece) + (last_len + piece - 1) / piece;
+}
+
 /* Open a reader over this disk's stripe units of relpath's main fork. */
 ApReader *
 ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
@@ -406,7 +451,7 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 			   int *err, char *errbuf, size_t errlen)
 {
 	ApReader   *r;
-	uint64_t	nunits;
+	uint64_t	npieces;
 	struct iovec *iov = NULL;
 	uint32_t	i;
 	int			rc;
@@ -428,6 +473,7 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	r->nblocks = nblocks;
 	r->ndisks = ndisks;
 	r->stripe_pages = stripe_pages;
+	r->piece_blocks = ap_reader_piece_blocks(stripe_pages);
 	r->next_unit = disk_id;
 	r->direct_io = direct_io;
 	r->relpath = strdup(relpath);
@@ -450,16 +496,9 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 		goto fail;
 	}
 
-	/* Only as many buffers as we have units: small scans stay small. */
-	nunits = 0;
-	if (nblocks > 0)
-	{
-		uint64_t	total = ((uint64_t) nblocks + stripe_pages - 1) / stripe_pages;
-
-		if (total > disk_id)
-			nunits = (total - disk_id + ndisks - 1) / ndisks;
-	}
-	r->nslots = (uint32_t) (nunits < queue_depth ? nunits : queue_depth);
+	/* Only as many buffers as we have pieces: small scans stay small. */
+	npieces = ap_reader_pieces(nblocks, ndisks, stripe_pages, disk_id);
+	r->nslots = (uint32_t) (npieces < queue_depth ? npieces : queue_depth);
 	if (r->nslots == 0)
 		return r;				/* nothing of ours to read */
 
@@ -469,7 +508,7 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	iov = calloc(r->nslots, sizeof(struct iovec));
 	if (r->slots == NULL || r->ready == NULL || r->idle == NULL || iov == NULL)
 		goto oom;
-	/* slot 0 on top: the first units go to the lowest buffers */
+	/* slot 0 on top: the first pieces go to the lowest buffers */
 	for (i = 0; i < r->nslots; i++)
 		r->idle[i] = r->nslots - 1 - i;
 	r->nidle = r->nslots;
@@ -478,15 +517,15 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 	 * One anonymous mapping for all buffers: page-aligned for O_DIRECT, and
 	 * pinned as few pages as possible when registered (RLIMIT_MEMLOCK).
 	 */
-	r->bufs_bytes = (size_t) r->nslots * stripe_pages * AP_BLCKSZ;
+	r->bufs_bytes = (size_t) r->nslots * r->piece_blocks * AP_BLCKSZ;
 	r->bufs = bufs_get(r->bufs_bytes);
 	if (r->bufs == NULL)
 		goto oom;
 	for (i = 0; i < r->nslots; i++)
 	{
-		r->slots[i].buf = r->bufs + (size_t) i * stripe_pages * AP_BLCKSZ;
+		r->slots[i].buf = r->bufs + (size_t) i * r->piece_blocks * AP_BLCKSZ;
 		iov[i].iov_base = r->slots[i].buf;
-		iov[i].iov_len = (size_t) stripe_pages * AP_BLCKSZ;
+		iov[i].iov_len = (size_t) r->piece_blocks * AP_BLCKSZ;
 	}
 
 	/*
@@ -550,7 +589,7 @@ fail:
 
 /*
  * Next completed chunk (1), end of stripe (0), or -errno with errbuf set.
- * Recycles the previously returned chunk's buffer for our next unit first.
+ * Recycles the previously returned chunk's buffer for our next piece first.
  */
 int
 ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
@@ -578,7 +617,7 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 		uint64_t	t0;
 
 		if (r->inflight == 0)
-			return 0;			/* every unit of ours delivered */
+			return 0;			/* every piece of ours delivered */
 
 		/*
 		 * Nothing completed, or what completed was short: the reads wait for

@@ -761,7 +761,10 @@ scan_units(Scan *s)
 			return scan_fail(s, AP_ERR_IO, "%s", errbuf);
 		}
 		s->stats.io_us += chunk.io_us;
-		s->stats.units_done++;
+		/* a chunk is a unit or a piece of one (ioring.c) */
+		if ((chunk.first_block + chunk.nblocks) % req->stripe_pages == 0 ||
+			chunk.first_block + chunk.nblocks == req->nblocks)
+			s->stats.units_done++;
 		/* emulated media: the drive delivers no faster than its rate */
 		if (scan_hold(s, ap_media_throttle_us((uint64_t) chunk.nblocks * AP_BLCKSZ), NULL) < 0)
 			return -1;

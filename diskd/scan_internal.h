@@ -30,7 +30,8 @@ typedef struct Scan
 	ApConn	   *c;
 	const ActivePg__ScanRequest *req;
 	uint32_t	batch_bytes;
-	uint32_t	queue_depth;
+	uint32_t	queue_depth;	/* reads in flight (fitted to the memory budget) */
+	uint64_t	committed_bytes;	/* read buffers, batch and Bloom filters */
 	char		relpath[1024];
 
 	ApTupleDesc desc;

@@ -52,17 +52,6 @@ copy_xids(Scan *s, const uint32_t *src, size_t n, uint32_t **dst)
 	return 0;
 }
 
-/* Number of stripe units of this request that belong to its disk. */
-static uint64_t
-units_of_disk(const ActivePg__ScanRequest *req)
-{
-	uint64_t	total = ((uint64_t) req->nblocks + req->stripe_pages - 1) / req->stripe_pages;
-
-	if (total <= req->disk_id)
-		return 0;
-	return (total - req->disk_id + req->ndisks - 1) / req->ndisks;
-}
-
 /* Check the request's geometry and limits; 0 or -1 with the error set. */
 int
 scan_check_request(Scan *s)
@@ -70,7 +59,9 @@ scan_check_request(Scan *s)
 	const ActivePg__ScanRequest *req = s->req;
 	const ActivePg__RelLocator *rel = req->rel;
 	uint64_t	slots;
-	uint64_t	need_bytes;
+	uint64_t	piece_bytes;
+	uint64_t	fixed_bytes;
+	uint64_t	bloom_bytes = 0;
 
 	if (rel == NULL)
 		return scan_fail(s, AP_ERR_BAD_REQUEST, "rel: missing");
@@ -104,40 +95,43 @@ scan_check_request(Scan *s)
 		return scan_fail(s, AP_ERR_UNSUPPORTED, "mode: %u is not a known scan mode", req->mode);
 	s->pages_mode = (req->mode == AP_SCAN_MODE_PAGES);
 
-	/* Memory actually committed: one buffer per unit in flight plus the batch. */
-	slots = units_of_disk(req);
-	if (slots > s->queue_depth)
-		slots = s->queue_depth;
-	need_bytes = slots * req->stripe_pages * (uint64_t) AP_BLCKSZ + s->batch_bytes;
-	if (need_bytes > diskd_config.memory_bytes)
-		return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
-						 "scan needs %llu kB (%u buffers x stripe_pages %u x 8 kB + batch_bytes %u), the per-scan budget is %llu kB",
-						 (unsigned long long) (need_bytes >> 10), (unsigned) slots,
-						 req->stripe_pages, s->batch_bytes,
-						 (unsigned long long) (diskd_config.memory_bytes >> 10));
-
 	/*
-	 * Bloom filters live in the request and are probed in place, so they
-	 * count against the same per-scan budget (--memory-mb is the disk's
-	 * memory); page mode ignores the program and them.
+	 * Memory committed: the Bloom filters (they live in the request and are
+	 * probed in place; page mode ignores the program and them), the batch,
+	 * and one read buffer per piece in flight (ioring.c).  --memory-mb is
+	 * the disk's memory: fewer reads in flight where the queue depth's
+	 * buffers would not fit, an error only where one does not.
 	 */
 	if (!s->pages_mode && req->program != NULL)
 	{
-		uint64_t	bloom_bytes = 0;
-		size_t		i;
-
-		for (i = 0; i < req->program->n_blooms; i++)
+		for (size_t i = 0; i < req->program->n_blooms; i++)
 		{
 			if (req->program->blooms[i] != NULL)
 				bloom_bytes += req->program->blooms[i]->bits.len;
 		}
-		if (need_bytes + bloom_bytes > diskd_config.memory_bytes)
-			return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
-							 "scan needs %llu kB of buffers and %llu kB of Bloom filters, the per-scan budget is %llu kB",
-							 (unsigned long long) (need_bytes >> 10),
-							 (unsigned long long) (bloom_bytes >> 10),
-							 (unsigned long long) (diskd_config.memory_bytes >> 10));
 	}
+	piece_bytes = (uint64_t) ap_reader_piece_blocks(req->stripe_pages) * AP_BLCKSZ;
+	slots = ap_reader_pieces(req->nblocks, req->ndisks, req->stripe_pages, req->disk_id);
+	if (slots > s->queue_depth)
+		slots = s->queue_depth;
+	fixed_bytes = bloom_bytes + s->batch_bytes;
+	if (slots > 1 && fixed_bytes + slots * piece_bytes > diskd_config.memory_bytes)
+	{
+		uint64_t	fit = diskd_config.memory_bytes > fixed_bytes ?
+			(diskd_config.memory_bytes - fixed_bytes) / piece_bytes : 0;
+
+		slots = fit > 1 ? fit : 1;
+	}
+	if (fixed_bytes + slots * piece_bytes > diskd_config.memory_bytes)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY,
+						 "scan needs %llu kB (a read buffer of %llu kB, batch_bytes %u, %llu kB of Bloom filters), the per-scan budget is %llu kB",
+						 (unsigned long long) ((fixed_bytes + slots * piece_bytes) >> 10),
+						 (unsigned long long) (piece_bytes >> 10), s->batch_bytes,
+						 (unsigned long long) (bloom_bytes >> 10),
+						 (unsigned long long) (diskd_config.memory_bytes >> 10));
+	if (slots > 0)
+		s->queue_depth = (uint32_t) slots;
+	s->committed_bytes = fixed_bytes + slots * piece_bytes;
 	return 0;
 }
 
@@ -186,13 +180,11 @@ scan_prepare(Scan *s)
 	if (req->program != NULL && req->program->agg != NULL)
 	{
 		char		err[256];
-		uint64_t	reserved = (uint64_t) s->queue_depth * req->stripe_pages * AP_BLCKSZ +
-			s->batch_bytes;
-		uint64_t	avail = diskd_config.memory_bytes > reserved ?
-			diskd_config.memory_bytes - reserved : 0;
+		uint64_t	avail = diskd_config.memory_bytes > s->committed_bytes ?
+			diskd_config.memory_bytes - s->committed_bytes : 0;
 		uint64_t	budget = req->program->agg->memory_bytes;
 
-		/* the table gets what the per-scan budget leaves after the read buffers */
+		/* the table gets what the per-scan budget leaves after buffers and filters */
 		if (budget > avail)
 			budget = avail;
 		rc = ap_agg_compile(req->program->agg, &s->desc, req->encoding_utf8, budget,

@@ -53,9 +53,11 @@
 #define AP_QUEUE_DEPTH_MIN			8
 #define AP_QUEUE_DEPTH_MAX			256
 
-/* PostgreSQL storage constants the daemon relies on (checked by the host). */
+/* PostgreSQL storage constants the daemon relies on (asserted in extension/active_pg.c). */
 #define AP_BLCKSZ					8192
+#ifndef AP_RELSEG_BLOCKS				/* diskd/test/reader_seg: small segments */
 #define AP_RELSEG_BLOCKS			131072	/* RELSEG_SIZE: blocks per segment file */
+#endif
 
 /* Error.code values; the host maps each to one SQLSTATE (extension/client.c). */
 typedef enum ApErrCode

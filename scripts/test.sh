@@ -34,6 +34,8 @@ as_pguser "$WORK/diskd/test/unit_vis"
 status "diskd visibility unit tests" $?
 as_pguser "$WORK/diskd/test/reader"
 status "diskd io_uring reader unit tests" $?
+as_pguser "$WORK/diskd/test/reader_seg"
+status "diskd io_uring reader unit tests over many segment files" $?
 as_pguser "$WORK/diskd/test/unit_vm"
 status "diskd expression VM unit tests" $?
 as_pguser "$WORK/diskd/test/unit_expr"

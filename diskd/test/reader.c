@@ -4,7 +4,10 @@
  *	  of a disk's stripe units delivered exactly once, with its own bytes,
  *	  over geometries of table size, disks, stripe unit and queue depth, read
  *	  buffered and with O_DIRECT (which falls back to buffered reads where
- *	  the filesystem refuses it).  The read-ahead window starts at 2 units
+ *	  the filesystem refuses it).  Built twice: as test/reader with
+ *	  PostgreSQL's 1 GB segment files, and as test/reader_seg with segments
+ *	  of 16 blocks, so that relations of many segment files, and stripe units
+ *	  that straddle two of them, are read as well.  The read-ahead window starts at 2 units
  *	  and grows to the queue depth, so the depths 1, 2, 3 and 32 cover a
  *	  window that never grows, one that is full from the start, and growth.
  */
@@ -36,17 +39,57 @@ block_byte(uint32_t b, uint32_t i)
 	return (unsigned char) (b * 31 + i * 7);
 }
 
-/* Write a relation file of nblocks blocks at path. */
+/* The file of segment seg of the relation at path, as the reader names it. */
+static void
+segment_path(const char *path, uint32_t seg, char *buf, size_t buflen)
+{
+	if (seg == 0)
+		snprintf(buf, buflen, "%s", path);
+	else
+		snprintf(buf, buflen, "%s.%u", path, seg);
+}
+
+/* The most segment files a case writes (1100 blocks in segments of 16: 69). */
+#define READER_TEST_MAX_SEGMENTS	80
+
+/* Remove every segment file of the relation at path (some may be missing). */
+static void
+remove_relation(const char *path)
+{
+	char		seg_file[128];
+
+	for (uint32_t seg = 0; seg < READER_TEST_MAX_SEGMENTS; seg++)
+	{
+		segment_path(path, seg, seg_file, sizeof(seg_file));
+		unlink(seg_file);
+	}
+}
+
+/*
+ * Write a relation of nblocks blocks at path, in segment files of
+ * AP_RELSEG_BLOCKS blocks as PostgreSQL lays them out.
+ */
 static bool
 write_relation(const char *path, uint32_t nblocks)
 {
 	unsigned char page[AP_BLCKSZ];
-	int			fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	char		seg_file[128];
+	int			fd = -1;
 
-	if (fd < 0)
-		return false;
-	for (uint32_t b = 0; b < nblocks; b++)
+	remove_relation(path);
+	for (uint32_t b = 0; b < nblocks || b == 0; b++)
 	{
+		if (b % AP_RELSEG_BLOCKS == 0)
+		{
+			if (fd >= 0 && close(fd) != 0)
+				return false;
+			segment_path(path, b / AP_RELSEG_BLOCKS, seg_file, sizeof(seg_file));
+			fd = open(seg_file, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+			if (fd < 0)
+				return false;
+		}
+		if (b == nblocks)
+			break;
 		for (uint32_t i = 0; i < AP_BLCKSZ; i++)
 			page[i] = block_byte(b, i);
 		if (write(fd, page, AP_BLCKSZ) != AP_BLCKSZ)
@@ -91,6 +134,8 @@ check_geometry(const char *path, uint32_t nblocks, uint32_t ndisks, uint32_t str
 		ApReader   *r = ap_reader_open(path, nblocks, ndisks, stripe, d, depth, direct,
 									   &err, errbuf, sizeof(errbuf));
 		ApChunk		chunk;
+		uint64_t	nchunks = 0;
+		uint32_t	piece = ap_reader_piece_blocks(stripe);
 		int			rc;
 
 		CHECK(r != NULL);
@@ -101,11 +146,14 @@ check_geometry(const char *path, uint32_t nblocks, uint32_t ndisks, uint32_t str
 		}
 		while ((rc = ap_reader_next(r, &chunk, errbuf, sizeof(errbuf))) == 1)
 		{
+			/* a unit, or a piece of at most 1 MB of a larger one */
 			uint32_t	unit = chunk.first_block / stripe;
-			uint32_t	want = nblocks - chunk.first_block < stripe ?
-				nblocks - chunk.first_block : stripe;
+			uint64_t	unit_end = (uint64_t) (unit + 1) * stripe;
+			uint64_t	end = unit_end < nblocks ? unit_end : nblocks;
+			uint64_t	want = end - chunk.first_block < piece ? end - chunk.first_block : piece;
 
-			if (chunk.first_block % stripe != 0 || chunk.nblocks != want)
+			nchunks++;
+			if ((chunk.first_block - (uint64_t) unit * stripe) % piece != 0 || chunk.nblocks != want)
 				shaped = false;
 			if (unit % ndisks != d)
 				owned = false;
@@ -119,6 +167,8 @@ check_geometry(const char *path, uint32_t nblocks, uint32_t ndisks, uint32_t str
 		CHECK_EQ(rc, 0);
 		if (rc < 0)
 			fprintf(stderr, "next: %s\n", errbuf);
+		/* the count the daemon sizes its buffers and memory budget by */
+		CHECK_EQ(nchunks, ap_reader_pieces(nblocks, ndisks, stripe, d));
 		ap_reader_close(r);
 	}
 	for (uint32_t b = 0; b < nblocks; b++)
@@ -140,9 +190,14 @@ check_geometry(const char *path, uint32_t nblocks, uint32_t ndisks, uint32_t str
 int
 main(void)
 {
-	static const uint32_t sizes[] = {1, 5, 37, 300};
+	static const uint32_t sizes[] = {1, 5, 37, 300, 1100};
 	static const uint32_t disks[] = {1, 3, 4};
-	static const uint32_t stripes[] = {1, 4, 32};
+	/*
+	 * 5 straddles segment boundaries of 16 blocks; a unit is at most a
+	 * segment; 200 and 512 are read in pieces of 128 blocks (ioring.c)
+	 */
+	static const uint32_t stripes[] = {1, 4, 5, AP_RELSEG_BLOCKS < 32 ? AP_RELSEG_BLOCKS : 32,
+	AP_RELSEG_BLOCKS < 200 ? AP_RELSEG_BLOCKS : 200, AP_RELSEG_BLOCKS < 512 ? AP_RELSEG_BLOCKS : 512};
 	static const uint32_t depths[] = {1, 2, 3, 32};
 	char		dir[] = "/tmp/diskd-reader-XXXXXX";
 	char		path[64];
@@ -194,8 +249,33 @@ main(void)
 		CHECK_EQ(err, AP_ERR_NO_RELATION);
 	}
 
-	unlink(path);
+	/* a segment file missing inside the relation: the read fails, naming it */
+	if (AP_RELSEG_BLOCKS < 100)
+	{
+		char		errbuf[256];
+		char		second[128];
+		int			err;
+		ApReader   *r;
+		ApChunk		chunk;
+		int			rc;
+
+		CHECK(write_relation(path, 3 * AP_RELSEG_BLOCKS));
+		segment_path(path, 1, second, sizeof(second));
+		CHECK(unlink(second) == 0);
+		r = ap_reader_open(path, 3 * AP_RELSEG_BLOCKS, 1, 4, 0, 2, false, &err, errbuf, sizeof(errbuf));
+		CHECK(r != NULL);
+		if (r != NULL)
+		{
+			while ((rc = ap_reader_next(r, &chunk, errbuf, sizeof(errbuf))) == 1)
+				;
+			CHECK(rc < 0);
+			CHECK(strstr(errbuf, second) != NULL);
+			ap_reader_close(r);
+		}
+	}
+
+	remove_relation(path);
 	rmdir(dir);
-	printf("reader: %d geometries\n", cases);
+	printf("reader: %d geometries, segments of %u blocks\n", cases, (unsigned) AP_RELSEG_BLOCKS);
 	return TEST_DONE();
 }
