@@ -239,6 +239,24 @@ floor_div128(ap_i128 a, ap_i128 b)
 	return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* A column kind the checks read as a signed 2-, 4- or 8-byte integer. */
+static bool
+range_kind(int kind)
+{
+	switch (kind)
+	{
+		case AP_TYPE_INT2:
+		case AP_TYPE_INT4:
+		case AP_TYPE_INT8:
+		case AP_TYPE_DATE:
+		case AP_TYPE_TIMESTAMP:
+		case AP_TYPE_TIMESTAMPTZ:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /*
  * The values of the comparison's column for which it is TRUE, as a range
  * [lo, hi] (lo > hi: none) valid on the domain [dom_lo, dom_hi] (outside it:
@@ -256,20 +274,9 @@ comparison_range(const ApNode *n, ApRangeCheck *rc)
 	ap_i128		k;
 	ap_i128		u = 1;
 
-	if (n->kind != N_OP || (n->fast != FC_INT && n->fast != FC_DATE_TS))
+	if (n->kind != N_OP || (n->fast != FC_INT && n->fast != FC_DATE_TS) ||
+		!range_kind(n->fvar->type_kind))
 		return false;
-	switch (n->fvar->type_kind)
-	{
-		case AP_TYPE_INT2:
-		case AP_TYPE_INT4:
-		case AP_TYPE_INT8:
-		case AP_TYPE_DATE:
-		case AP_TYPE_TIMESTAMP:
-		case AP_TYPE_TIMESTAMPTZ:
-			break;
-		default:
-			return false;
-	}
 	rc->attno = n->fvar->attno;
 	rc->type_kind = n->fvar->type_kind;
 	rc->dom_lo = INT64_MIN;
@@ -335,20 +342,8 @@ comparison_range(const ApNode *n, ApRangeCheck *rc)
 static bool
 comparison_pair(const ApNode *n, ApRangeCheck *rc)
 {
-	if (n->kind != N_OP || n->fast != FC_INT_COLS)
+	if (n->kind != N_OP || n->fast != FC_INT_COLS || !range_kind(n->fvar->type_kind))
 		return false;
-	switch (n->fvar->type_kind)
-	{
-		case AP_TYPE_INT2:
-		case AP_TYPE_INT4:
-		case AP_TYPE_INT8:
-		case AP_TYPE_DATE:
-		case AP_TYPE_TIMESTAMP:
-		case AP_TYPE_TIMESTAMPTZ:
-			break;
-		default:
-			return false;
-	}
 	memset(rc, 0, sizeof(*rc));
 	rc->attno = n->fvar->attno;
 	rc->attno2 = n->fvar2->attno;
