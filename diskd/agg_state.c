@@ -113,10 +113,13 @@ ap_agg_next_state(const ApAgg *a, const AggSpec *sp, const AggState *cur, const 
 					nx->st.u.fx = x;
 				else if (cur->u.fx.dscale == x.dscale)
 				{
-					/* the usual case (one column's scale): both below 10^38, no int128 overflow */
-					ap_i128		r = cur->u.fx.coef + x.coef;
-					ap_u128		mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
+					/* the usual case (one column's scale); two below 10^38 may pass 2^127 */
+					ap_i128		r;
+					ap_u128		mag;
 
+					if (__builtin_add_overflow(cur->u.fx.coef, x.coef, &r))
+						return AP_FALLBACK;
+					mag = r < 0 ? -(ap_u128) r : (ap_u128) r;
 					if (mag >= a->fixed_bound)
 						return AP_FALLBACK;
 					nx->st.u.fx.coef = r;

@@ -197,10 +197,11 @@ ap_numeric_cmp(const ApNumeric *a, const ApNumeric *b)
 /* ---------------- exact fixed-point arithmetic ---------------- */
 
 /*
- * Computed numerics are value = coef * 10^-dscale with |coef| < 10^38, so a
- * sum of two never overflows int128 and every result is checked against the
- * bound again.  PostgreSQL's numeric is arbitrary precision; whatever leaves
- * this range is AP_FALLBACK and the host computes it.
+ * Computed numerics are value = coef * 10^-dscale with |coef| < 10^38 and
+ * every result is checked against the bound again; a sum of two may exceed
+ * int128 itself (2 * 10^38 > 2^127), so sums are overflow-checked too.
+ * PostgreSQL's numeric is arbitrary precision; whatever leaves this range is
+ * AP_FALLBACK and the host computes it.
  */
 #define FIXED_MAX_POW10			38
 #define NUMERIC_MAX_DSCALE		0x3FFF	/* NUMERIC_DSCALE_MAX */
@@ -503,7 +504,9 @@ ap_fixed_add(const ApFixed *a, const ApFixed *b, bool negate_b, ApFixed *r)
 
 	if (!fixed_align(a, b, &ca, &cb, &scale))
 		return AP_FALLBACK;
-	r->coef = negate_b ? ca - cb : ca + cb;
+	if (negate_b ? __builtin_sub_overflow(ca, cb, &r->coef) :
+		__builtin_add_overflow(ca, cb, &r->coef))
+		return AP_FALLBACK;
 	r->dscale = scale;
 	return fixed_in_range(r->coef) ? AP_OK : AP_FALLBACK;
 }
@@ -648,9 +651,13 @@ ap_fixed_div(const ApFixed *a, const ApFixed *b, ApFixed *r)
 	if (rscale > 1000)
 		rscale = 1000;
 
-	/* q = a / b at rscale = a.coef * 10^(rscale - sa + sb) / b.coef */
+	/*
+	 * q = a / b at rscale = a.coef * 10^(rscale - sa + sb) / b.coef.  A
+	 * dividend stored with more than 1000 places (a product's scale may be)
+	 * can leave k < 0: the quotient rounds away places of a, the host's work.
+	 */
 	k = rscale - a->dscale + b->dscale;
-	if (!fixed_scale_up(a->coef, k, &num))
+	if (k < 0 || !fixed_scale_up(a->coef, k, &num))
 		return AP_FALLBACK;
 	ma = num < 0 ? -(ap_u128) num : (ap_u128) num;
 	mb = b->coef < 0 ? -(ap_u128) b->coef : (ap_u128) b->coef;

@@ -278,7 +278,10 @@ ts_split(int64_t ts, int *jd, int64_t *time)
 {
 	int64_t		days = floor_div(ts, AP_USECS_PER_DAY);
 
-	*time = ts - days * AP_USECS_PER_DAY;
+	/* ts mod a day, not ts - days * day: near INT64_MIN that product overflows */
+	*time = ts % AP_USECS_PER_DAY;
+	if (*time < 0)
+		*time += AP_USECS_PER_DAY;
 	days += AP_POSTGRES_EPOCH_JDATE;
 	if (days < 0 || days > INT32_MAX)
 		return false;			/* "timestamp out of range" */

@@ -54,12 +54,15 @@ as_pguser "$WORK/diskd/test/bloom_probe"
 status "diskd Bloom probe tests" $?
 as_pguser "$WORK/diskd/test/throttle"
 status "diskd emulation throttle tests" $?
+as_pguser "$WORK/diskd/test/fuzz_program"
+status "diskd hostile program fuzzing" $?
 
 # The same unit tests once more, built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (leaks included): an out-of-bounds read on a
 # malformed frame or page, a leak or undefined arithmetic fails here even when
 # the result happens to be right.  A copy of diskd/ and proto/, so the
-# installed daemon stays the optimized one.  About 30 s on 2 cores.
+# installed daemon stays the optimized one.  About 90 s on 2 cores, 50 s of
+# them the hostile program fuzzer (test/fuzz_program).
 echo "== diskd unit tests under AddressSanitizer and UBSan"
 rm -rf "$WORK/sanitize"
 as_pguser mkdir -p "$WORK/sanitize"
