@@ -307,6 +307,21 @@ ap_vm_like(const unsigned char *s, uint32_t slen, const unsigned char *p,
 	return ap_vm_like_general(s, slen, p, plen, icase, utf8, matched);
 }
 
+/*
+ * Does s hold a NUL byte?  Text with one is corrupt, but PostgreSQL still
+ * reads it: length(), substring(), upper()/lower() and ILIKE under a
+ * multibyte encoding stop at the NUL (pg_mbstrlen_with_len, pnstrdup),
+ * single-byte encodings count past it.  The disk hands such values to the
+ * host rather than copy each of those rules; byte-wise operations (=, LIKE,
+ * ||, octet_length, C-collation order) treat a NUL as any other byte, as
+ * PostgreSQL does.
+ */
+static inline bool
+has_nul(const unsigned char *s, uint32_t len)
+{
+	return len > 0 && memchr(s, 0, len) != NULL;
+}
+
 /* A string argument as text: bpchar loses its padding. */
 static void
 as_text(const ApVal *v, const unsigned char **p, uint32_t *len)
@@ -403,6 +418,8 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 
 				/* the value as stored (bpchar padded); a pattern is text */
 				as_text(&args[1], &p, &plen);
+				if (icase && (has_nul(args[0].u.s.p, args[0].u.s.len) || has_nul(p, plen)))
+					return AP_EV_FALLBACK;
 				if (ap_vm_like(args[0].u.s.p, args[0].u.s.len, p, plen, icase, cx->utf8,
 							   &m) != AP_EV_VALUE)
 					return AP_EV_FALLBACK;
@@ -412,6 +429,8 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 
 		case AP_FN_SUBSTR:
 			as_text(&args[0], &s, &slen);
+			if (has_nul(s, slen))
+				return AP_EV_FALLBACK;
 			return substr(s, slen, args[1].u.i, nargs == 3, nargs == 3 ? args[2].u.i : 0,
 						  cx->utf8, out);
 
@@ -420,7 +439,7 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 				int64_t		n;
 
 				as_text(&args[0], &s, &slen);
-				if ((n = char_count(s, slen, cx->utf8)) < 0)
+				if (has_nul(s, slen) || (n = char_count(s, slen, cx->utf8)) < 0)
 					return AP_EV_FALLBACK;
 				out->u.i = n;
 				return AP_EV_VALUE;
@@ -436,7 +455,7 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 				unsigned char *r;
 
 				as_text(&args[0], &s, &slen);
-				if ((r = ap_arena_alloc(cx->arena, slen)) == NULL)
+				if (has_nul(s, slen) || (r = ap_arena_alloc(cx->arena, slen)) == NULL)
 					return AP_EV_FALLBACK;
 				for (uint32_t i = 0; i < slen; i++)
 				{

@@ -188,16 +188,22 @@ OP(int op, int cmp, ActivePg__Expr *a, ActivePg__Expr *b)
 
 /* Expr: text-like constant of kind with a short (1-byte) varlena header. */
 static inline ActivePg__Expr *
-E_str(int kind, const char *s)
+E_strn(int kind, const char *s, size_t n)
 {
 	unsigned char buf[128];
-	size_t		n = strlen(s);
 
 	if (n + 1 >= sizeof(buf))
 		n = sizeof(buf) - 2;	/* tests use short strings; never overrun */
 	buf[0] = (unsigned char) (((n + 1) << 1) | 1);
 	memcpy(buf + 1, s, n);
 	return E_const(kind, buf, n + 1, false);
+}
+
+/* Text-like constant of a C string. */
+static inline ActivePg__Expr *
+E_str(int kind, const char *s)
+{
+	return E_strn(kind, s, strlen(s));
 }
 
 /* Expr: AND/OR/NOT (AP_BOOL_*) of n arguments. */

@@ -643,6 +643,25 @@ test_strings(void)
 	CHECK_STR(ev(F1(AP_FN_LENGTH, AP_TYPE_INT4, T(AP_TYPE_TEXT, "\xc3"))), "FALLBACK");
 	CHECK_STR(ev(F1(AP_FN_OCTET_LENGTH, AP_TYPE_INT4, T(AP_TYPE_TEXT, ""))), "0");
 
+	/*
+	 * Corrupt text with a NUL byte: PostgreSQL's length() says 4 for
+	 * 'abcd\0efgh' in UTF8 and 9 in LATIN1, upper() and substring() stop
+	 * there too; the host decides.  Byte-wise operations stay at the disk.
+	 */
+	CHECK_STR(ev(F1(AP_FN_LENGTH, AP_TYPE_INT4, E_strn(AP_TYPE_TEXT, "abcd\0efgh", 9))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_UPPER, AP_TYPE_TEXT, E_strn(AP_TYPE_TEXT, "ab\0c", 4))), "FALLBACK");
+	CHECK_STR(ev(F1(AP_FN_LOWER, AP_TYPE_TEXT, E_strn(AP_TYPE_BPCHAR, "AB\0 ", 4))), "FALLBACK");
+	CHECK_STR(ev(FN(AP_FN_SUBSTR, AP_TYPE_TEXT, 0, -1, 3, E_strn(AP_TYPE_TEXT, "ab\0cd", 5), E_i4(2),
+					E_i4(3))), "FALLBACK");
+	CHECK_STR(filt(F2(AP_FN_ILIKE, AP_TYPE_BOOL, E_strn(AP_TYPE_TEXT, "ab\0c", 4), T(AP_TYPE_TEXT, "AB%"))),
+			  "FALLBACK");
+	CHECK_STR(filt(F2(AP_FN_LIKE, AP_TYPE_BOOL, E_strn(AP_TYPE_TEXT, "ab\0c", 4), T(AP_TYPE_TEXT, "ab_c"))),
+			  "t");
+	CHECK_STR(ev(F1(AP_FN_OCTET_LENGTH, AP_TYPE_INT4, E_strn(AP_TYPE_TEXT, "ab\0c", 4))), "4");
+	utf8 = false;
+	CHECK_STR(ev(F1(AP_FN_LENGTH, AP_TYPE_INT4, E_strn(AP_TYPE_TEXT, "abcd\0efgh", 9))), "FALLBACK");
+	utf8 = true;
+
 	/* upper/lower: ASCII letters only (C collation) */
 	CHECK_STR(ev(F1(AP_FN_UPPER, AP_TYPE_TEXT, T(AP_TYPE_TEXT, "h\xc3\xa9llo"))), "'H\xc3\xa9LLO'");
 	CHECK_STR(ev(F1(AP_FN_LOWER, AP_TYPE_TEXT, T(AP_TYPE_VARCHAR, "ABC-z"))), "'abc-z'");
@@ -802,29 +821,37 @@ test_projection(void)
 	CHECK_EQ(ap_program_project(&prog, vals, ev4), AP_OK);
 	CHECK_EQ(ap_rowbuf_init(&b, 64), 0);
 	CHECK_EQ(ap_rowbuf_append_exprs(&b, &desc, prog.project, prog.nproject, vals,
-									prog.expr_cols, prog.nexprs, ev4), 0);
+									prog.expr_cols, prog.nexprs, ev4,
+									(int64_t) AP_TID_PACK(70000, 3)), 0);
 	/*
-	 * natts 5, value 3 null: header 8 + bitmap 1 -> data at 16; int2 7 at 16;
-	 * int8 42 at 24; text 'ab' (4-byte header, 'i') at 32..38; bool at 38
+	 * natts 5, value 3 null: header 8 + tid 8 + bitmap 1 -> data at 24; int2
+	 * 7 at 24; int8 42 at 32; text 'ab' (4-byte header, 'i') at 40..46; bool
+	 * at 46
 	 */
 	memcpy(&h, b.data, sizeof(h));
 	CHECK_EQ(h.natts, 5);
-	CHECK_EQ(h.flags, AP_ROW_HASNULLS);
-	CHECK_EQ(b.data[8], 0x17);	/* bits 0, 1, 2, 4 */
-	CHECK_EQ(h.row_bytes, 39);
+	CHECK_EQ(h.flags, AP_ROW_HASNULLS | AP_ROW_HASTID);
+	CHECK_EQ(AP_ROW_BITMAP_OFFSET(h.flags), 16);
+	CHECK_EQ(AP_ROW_DATA_OFFSET(h.flags, h.natts), 24);
+	CHECK_EQ(b.data[16], 0x17);	/* bits 0, 1, 2, 4 */
+	CHECK_EQ(h.row_bytes, 47);
 	{
 		int16_t		v2;
 		int64_t		v8;
 		uint32_t	vh;
+		uint64_t	tid;
 
-		memcpy(&v2, b.data + 16, 2);
-		memcpy(&v8, b.data + 24, 8);
-		memcpy(&vh, b.data + 32, 4);
+		memcpy(&tid, b.data + 8, 8);
+		CHECK_EQ(AP_TID_BLOCK(tid), 70000u);
+		CHECK_EQ(AP_TID_OFFSET(tid), 3);
+		memcpy(&v2, b.data + 24, 2);
+		memcpy(&v8, b.data + 32, 8);
+		memcpy(&vh, b.data + 40, 4);
 		CHECK_EQ(v2, 7);
 		CHECK_EQ(v8, 42);
 		CHECK_EQ(vh, 6u << 2);
-		CHECK_MEM(b.data + 36, "ab", 2);
-		CHECK_EQ(b.data[38], 1);
+		CHECK_MEM(b.data + 44, "ab", 2);
+		CHECK_EQ(b.data[46], 1);
 	}
 	/* a projection that cannot be computed: the whole tuple falls back */
 	i4 = INT32_MAX;
