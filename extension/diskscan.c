@@ -304,10 +304,31 @@ ApAddHostStats(ApHostStats *d, const ApHostStats *h)
 	d->page_tuples_visible += h->page_tuples_visible;
 }
 
+/*
+ * PostgreSQL's cumulative statistics of the relation see a pushed-down scan
+ * as the sequential scan it replaces (pg_stat_user_tables, pg_statio_*):
+ * seq_scan counts each execution (ap_build_request), seq_tup_read the
+ * tuples visible to the snapshot, wherever they were decided (disks,
+ * fallback fetches, page copies), and heap_blks_read the pages the disks
+ * read from the relation's files, which do not pass through shared buffers.
+ * Pages the host reads for fallback tuples count through the buffer manager
+ * as usual (hits or reads).
+ */
+void
+ApCountScanStats(Relation rel, uint64 tuples, uint64 blocks)
+{
+	if (pgstat_should_count_relation(rel))
+	{
+		rel->pgstat_info->t_counts.t_tuples_returned += tuples;
+		rel->pgstat_info->t_counts.t_blocks_fetched += blocks;
+	}
+}
+
 /* Add one disk's Done statistics to the totals kept across executions. */
 static void
 ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
 {
+	ApCountScanStats(ds->rel, st->tuples_visible, st->pages_read);
 	ApAddScanStats(&ds->disk_stats[disk], st);
 	ds->disk_stats_valid[disk] = true;
 	/* the disks' cycles per byte feed the cost model of later plans */
@@ -552,6 +573,8 @@ ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 	req->encoding_utf8 = (GetDatabaseEncoding() == PG_UTF8);
 	ds->req = req;
 	MemoryContextSwitchTo(oldcxt);
+	/* one sequential scan of the relation, as heap_beginscan counts it */
+	pgstat_count_heap_scan(rel);
 }
 
 /* Send the request to conn as its disk_id (conn->vdisk). */
@@ -787,6 +810,7 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 		if (!heap_fetch(ds->rel, ds->snapshot, &tuple, &buf, false))
 			continue;
 		ds->host->fallback_visible++;
+		pgstat_count_heap_getnext(ds->rel);
 		ExecStoreBufferHeapTuple(&tuple, heap_slot, buf);
 		/* the slot holds its own pin */
 		ReleaseBuffer(buf);

@@ -231,6 +231,8 @@ void		ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st);
 void		ApAddHostStats(ApHostStats *d, const ApHostStats *h);
 
 /* Sum the valid entries of per-disk statistics into *sum. */
+/* Count a pushed-down scan's tuples and pages in the relation's pgstat entry. */
+void		ApCountScanStats(Relation rel, uint64 tuples, uint64 blocks);
 void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
 							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
 

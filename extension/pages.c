@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufpage.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -382,6 +383,7 @@ ApPagesNext(ApScanState *s)
 			continue;
 		}
 		s->host.page_tuples_visible++;
+		pgstat_count_heap_getnext(rel);
 		/* the page copy outlives the slot's use of it: no copy needed */
 		ExecStoreHeapTuple(tuple, s->page_slot, false);
 		if (ApHeapToScanSlot(s, s->page_slot))
