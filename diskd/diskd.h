@@ -455,11 +455,13 @@ int			ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 							 const int *project, int nproject, const ApValue *values);
 /*
  * The same followed by nexprs computed values evals[i] laid out as ecols[i]
- * (natts = nproject + nexprs).
+ * (natts = nproject + nexprs), and, if tid >= 0, the heap tuple's
+ * AP_TID_PACK(block, offset) (AP_ROW_HASTID).
  */
 int			ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 								   const int *project, int nproject, const ApValue *values,
-								   const ApColumn *ecols, int nexprs, const ApValue *evals);
+								   const ApColumn *ecols, int nexprs, const ApValue *evals,
+								   int64_t tid);
 
 /* ---------- ioring.c ---------- */
 

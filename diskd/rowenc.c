@@ -126,7 +126,7 @@ int
 ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
 				 const int *project, int nproject, const ApValue *values)
 {
-	return ap_rowbuf_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL);
+	return ap_rowbuf_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL, -1);
 }
 
 /*
@@ -173,10 +173,11 @@ copy_value(unsigned char *dst, const unsigned char *src, uint32_t n)
 int
 ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 					   const int *project, int nproject, const ApValue *values,
-					   const ApColumn *ecols, int nexprs, const ApValue *evals)
+					   const ApColumn *ecols, int nexprs, const ApValue *evals,
+					   int64_t tid)
 {
 	uint32_t	start = AP_ROW_ALIGN_UP(b->len);
-	uint16_t	flags = 0;
+	uint16_t	flags = tid >= 0 ? AP_ROW_HASTID : 0;
 	uint32_t	dataoff;
 	uint64_t	bound = 0;
 	uint32_t	off;
@@ -217,7 +218,7 @@ ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 		if (v->isnull)
 			continue;
 		if (flags & AP_ROW_HASNULLS)
-			row[AP_ROW_HEADER_BYTES + (i >> 3)] |= (unsigned char) (1u << (i & 7));
+			row[AP_ROW_BITMAP_OFFSET(flags) + (i >> 3)] |= (unsigned char) (1u << (i & 7));
 		at = place(col, v, off);
 		while (off < at)
 			row[off++] = 0;
@@ -229,6 +230,12 @@ ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
 	hdr.flags = flags;
 	hdr.natts = (uint16_t) natts;
 	memcpy(row, &hdr, sizeof(hdr));
+	if (flags & AP_ROW_HASTID)
+	{
+		uint64_t	packed = (uint64_t) tid;
+
+		memcpy(row + AP_ROW_HEADER_BYTES, &packed, sizeof(packed));
+	}
 
 	b->len = start + off;
 	b->nrows++;

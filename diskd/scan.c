@@ -665,7 +665,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		s->stats.tuples_passed++;
 		if (ap_rowbuf_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
 								   s->values, s->prog.expr_cols, s->prog.nexprs,
-								   s->evals) < 0)
+								   s->evals, (int64_t) AP_TID_PACK(blkno, off)) < 0)
 			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
 		if (s->rows.len >= s->batch_bytes && flush_rows(s) < 0)
 			return -1;

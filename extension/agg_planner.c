@@ -476,7 +476,7 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 
 	if (parse->groupingSets != NIL || parse->hasTargetSRFs)
 		return;
-	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
+	if (input_rel->reloptkind != RELOPT_BASEREL ||
 		!ApScanEligible(root, input_rel))
 		return;
 

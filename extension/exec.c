@@ -56,11 +56,13 @@
 
 #include "access/heapam.h"
 #include "access/tableam.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
 #include "active_pg.h"
 #include "bloom.h"
@@ -177,6 +179,17 @@ ap_begin(CustomScanState *node, EState *estate, int eflags)
 									  table_slot_callbacks(rel));
 	s->scan_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg scan",
 										ALLOCSET_DEFAULT_SIZES);
+	if (eflags & EXEC_FLAG_BACKWARD)
+	{
+		TupleDesc	sdesc = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor;
+		TupleDesc	kdesc = CreateTemplateTupleDesc(sdesc->natts + 1);
+
+		for (int a = 0; a < sdesc->natts; a++)
+			TupleDescCopyEntry(kdesc, a + 1, sdesc, a + 1);
+		TupleDescInitEntry(kdesc, sdesc->natts + 1, "tid", INT8OID, -1, 0);
+		s->kept_slot = ExecAllocTableSlot(&estate->es_tupleTable, kdesc, &TTSOpsMinimalTuple);
+		s->kept = tuplestore_begin_heap(true, false, work_mem);
+	}
 	s->disk_stats = palloc0(sizeof(ActivePg__ScanStats) * AP_NDISKS_MAX);
 	s->disk_stats_valid = palloc0(sizeof(bool) * AP_NDISKS_MAX);
 	s->started = false;
@@ -209,6 +222,12 @@ ap_reset(ApScanState *s)
 	s->started = false;
 	s->finished = false;
 	s->host_mode = false;
+	if (s->kept != NULL)
+	{
+		ExecClearTuple(s->kept_slot);
+		tuplestore_clear(s->kept);
+		s->kept_all = false;
+	}
 }
 
 /* ---------------- frames ---------------- */
@@ -445,6 +464,27 @@ ap_host_quals_pass(ApScanState *s)
 }
 
 /*
+ * The tuple's identity, as a sequential scan's slot carries it: WHERE
+ * CURRENT OF reads the TID (and table OID) of the scan slot (execCurrent.c).
+ * Set on raw_slot and, in projection mode, on the scan slot, which are
+ * virtual slots whose clearing forgets the TID.
+ */
+static inline void
+ap_set_tid(ApScanState *s, BlockNumber blk, OffsetNumber off)
+{
+	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
+	Oid			relid = RelationGetRelid(s->css.ss.ss_currentRelation);
+
+	ItemPointerSet(&s->raw_slot->tts_tid, blk, off);
+	s->raw_slot->tts_tableOid = relid;
+	if (scan != s->raw_slot)
+	{
+		scan->tts_tid = s->raw_slot->tts_tid;
+		scan->tts_tableOid = relid;
+	}
+}
+
+/*
  * Point raw_slot at the heap tuple in heap_slot, apply the disk quals and
  * the host quals, and in projection mode compute the scan tuple from it.
  * False if the quals reject it.
@@ -461,6 +501,8 @@ ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap)
 	memcpy(raw->tts_values, heap->tts_values, sizeof(Datum) * natts);
 	memcpy(raw->tts_isnull, heap->tts_isnull, sizeof(bool) * natts);
 	ExecStoreVirtualTuple(raw);
+	ap_set_tid(s, ItemPointerGetBlockNumberNoCheck(&heap->tts_tid),
+			   ItemPointerGetOffsetNumberNoCheck(&heap->tts_tid));
 
 	/*
 	 * Every qual in plan order, as a plain scan evaluates them: a tuple the
@@ -485,6 +527,8 @@ ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap)
 		/* the values live in per-tuple memory until the next tuple */
 		econtext->ecxt_scantuple = raw;
 		ExecProject(s->raw_proj);
+		s->css.ss.ss_ScanTupleSlot->tts_tid = raw->tts_tid;
+		s->css.ss.ss_ScanTupleSlot->tts_tableOid = raw->tts_tableOid;
 	}
 	return true;
 }
@@ -506,6 +550,7 @@ ap_decode_row(ApScanState *s)
 	size_t		dataoff;
 	size_t		datalen;
 	size_t		off = 0;
+	uint64		tid;
 	int			i;
 
 	if (s->cur_off + AP_ROW_HEADER_BYTES > b->len)
@@ -513,16 +558,23 @@ ap_decode_row(ApScanState *s)
 									   s->cur_row, b->len));
 	row = b->data + s->cur_off;
 	memcpy(&hdr, row, sizeof(hdr));
-	if (hdr.natts != s->nproject + s->nvalues || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
-		ApProtocolError(conn, psprintf("Row %u has %u values and flags 0x%x; %d values were requested.",
+	if (hdr.natts != s->nproject + s->nvalues ||
+		(hdr.flags & ~AP_ROW_HASNULLS) != AP_ROW_HASTID)
+		ApProtocolError(conn, psprintf("Row %u has %u values and flags 0x%x; %d values and a TID were requested.",
 									   s->cur_row, hdr.natts, hdr.flags,
 									   s->nproject + s->nvalues));
 	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
 	if (hdr.row_bytes < dataoff || s->cur_off + hdr.row_bytes > b->len)
 		ApProtocolError(conn, psprintf("Row %u claims %u bytes; %zu remain in the batch.",
 									   s->cur_row, hdr.row_bytes, b->len - s->cur_off));
+	memcpy(&tid, row + AP_ROW_HEADER_BYTES, sizeof(tid));
+	if (AP_TID_BLOCK(tid) >= s->ds.nblocks || AP_TID_OFFSET(tid) == 0 ||
+		AP_TID_OFFSET(tid) > MaxHeapTuplesPerPage)
+		ApProtocolError(conn, psprintf("Row %u names tuple (%u,%u), outside the relation's %u blocks.",
+									   s->cur_row, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid),
+									   s->ds.nblocks));
 	if (hdr.flags & AP_ROW_HASNULLS)
-		bitmap = (const bits8 *) (row + AP_ROW_HEADER_BYTES);
+		bitmap = (const bits8 *) (row + AP_ROW_BITMAP_OFFSET(hdr.flags));
 	data = row + dataoff;
 	datalen = hdr.row_bytes - dataoff;
 
@@ -570,6 +622,7 @@ ap_decode_row(ApScanState *s)
 		goto bad;
 
 	ExecStoreVirtualTuple(raw);
+	ap_set_tid(s, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
 	if (s->proj_mode)
 		ExecStoreVirtualTuple(scan);
 	s->cur_off += AP_ROW_ALIGN_UP(hdr.row_bytes);
@@ -618,9 +671,103 @@ ap_next_host(ApScanState *s)
 	}
 }
 
-/* ExecScan access method: the next tuple from disks, fallbacks or the host scan. */
+/* Keep the scan tuple just returned for a later backward fetch. */
+static void
+ap_keep(ApScanState *s, TupleTableSlot *scan)
+{
+	TupleTableSlot *k = s->kept_slot;
+	int			natts = scan->tts_tupleDescriptor->natts;
+
+	slot_getallattrs(scan);
+	ExecClearTuple(k);
+	memcpy(k->tts_values, scan->tts_values, sizeof(Datum) * natts);
+	memcpy(k->tts_isnull, scan->tts_isnull, sizeof(bool) * natts);
+	k->tts_values[natts] = Int64GetDatum((int64)
+										 AP_TID_PACK(ItemPointerGetBlockNumberNoCheck(&scan->tts_tid),
+													 ItemPointerGetOffsetNumberNoCheck(&scan->tts_tid)));
+	k->tts_isnull[natts] = false;
+	ExecStoreVirtualTuple(k);
+	tuplestore_puttupleslot(s->kept, k);
+}
+
+/* Put a kept tuple back into the scan slot, TID included. */
+static TupleTableSlot *
+ap_restore(ApScanState *s)
+{
+	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
+	TupleTableSlot *k = s->kept_slot;
+	int			natts = scan->tts_tupleDescriptor->natts;
+	uint64		tid;
+
+	slot_getallattrs(k);
+	ExecClearTuple(scan);
+	memcpy(scan->tts_values, k->tts_values, sizeof(Datum) * natts);
+	memcpy(scan->tts_isnull, k->tts_isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(scan);
+	tid = (uint64) DatumGetInt64(k->tts_values[natts]);
+	ItemPointerSet(&scan->tts_tid, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
+	scan->tts_tableOid = RelationGetRelid(s->css.ss.ss_currentRelation);
+	return scan;
+}
+
+static TupleTableSlot *ap_next_forward(ScanState *ss);
+
+/*
+ * ExecScan access method.  A plan that may run backward (a scrollable
+ * cursor: PostgreSQL makes a cursor scrollable when its plan supports
+ * backward scans, as a sequential scan does) walks the kept tuples as
+ * nodeMaterial.c walks its tuplestore, and reads on from the scan when it
+ * runs forward past the last one.
+ */
 static TupleTableSlot *
 ap_next(ScanState *ss)
+{
+	ApScanState *s = (ApScanState *) ss;
+	bool		forward = ScanDirectionIsForward(ss->ps.state->es_direction);
+	bool		at_end;
+	TupleTableSlot *slot;
+
+	if (s->kept == NULL)
+	{
+		if (!forward)
+			elog(ERROR, "ActiveScan was not prepared for a backward scan");
+		return ap_next_forward(ss);
+	}
+
+	at_end = tuplestore_ateof(s->kept);
+	if (!forward && at_end)
+	{
+		/*
+		 * Turning back at the end of the kept tuples: the first read would
+		 * return the last tuple kept, which is the current one unless the
+		 * scan ran past its end.
+		 */
+		if (!s->kept_all && !tuplestore_advance(s->kept, false))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		at_end = false;
+	}
+	if (!at_end)
+	{
+		if (tuplestore_gettupleslot(s->kept, forward, false, s->kept_slot))
+			return ap_restore(s);
+		if (!forward)
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+		at_end = true;
+	}
+	if (s->kept_all)
+		return ExecClearTuple(ss->ss_ScanTupleSlot);
+
+	slot = ap_next_forward(ss);
+	if (TupIsNull(slot))
+		s->kept_all = true;
+	else
+		ap_keep(s, slot);	/* at EOF, the read position moves past it */
+	return slot;
+}
+
+/* The next tuple from disks, fallbacks or the host scan. */
+static TupleTableSlot *
+ap_next_forward(ScanState *ss)
 {
 	ApScanState *s = (ApScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
@@ -738,6 +885,9 @@ ap_end(CustomScanState *node)
 	ap_reset(s);
 	if (s->bloom != NULL)
 		ApBloomEnd(s->bloom);
+	if (s->kept != NULL)
+		tuplestore_end(s->kept);
+	s->kept = NULL;
 	MemoryContextDelete(s->scan_cxt);
 	s->scan_cxt = NULL;
 }

@@ -91,6 +91,15 @@ typedef struct ApScanState
 	size_t		cur_off;
 	uint32		cur_row;
 
+	/*
+	 * Scrollable cursors (EXEC_FLAG_BACKWARD): the scan tuples returned so
+	 * far, with their TIDs, so a backward fetch returns what a sequential
+	 * scan would (the same rows under the same snapshot, in reverse).
+	 */
+	Tuplestorestate *kept;		/* NULL unless the plan may run backward */
+	TupleTableSlot *kept_slot;	/* scan tuple + int8 packed TID */
+	bool		kept_all;		/* the scan itself is exhausted */
+
 	/* distributed-device mode (pages.c): per execution, in scan_cxt */
 	struct ApPageState *pages;
 	TupleTableSlot *page_slot;	/* heap tuples on page copies */

@@ -157,6 +157,17 @@ ap_rel_candidate(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
 		return false;
 	if (IS_DUMMY_REL(rel))
 		return false;
+
+	/*
+	 * A relation with lateral references needs paths parameterized by the
+	 * relations it references (each of its paths has param_info with
+	 * required_outer >= lateral_relids).  An ActiveScan is unparameterized:
+	 * offered here it would let the join be planned with the referenced
+	 * relation on either side and the lateral values would read as NULL.
+	 * Rescanning the disks for every outer row would not pay anyway.
+	 */
+	if (!bms_is_empty(rel->lateral_relids))
+		return false;
 	if (IsolationIsSerializable() || RecoveryInProgress())
 		return false;
 	return true;
@@ -305,8 +316,8 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 	in.tuples = rel->tuples;
 	in.disk_ops = disk_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
 	in.rows_out = clamp_row_est(rel->tuples * disk_sel);
-	/* the shipped columns (target and host quals) plus a row header */
-	in.width_out = rel->reltarget->width + AP_ROW_HEADER_BYTES;
+	/* the shipped columns (target and host quals) plus a row header and TID */
+	in.width_out = rel->reltarget->width + AP_ROW_HEADER_BYTES + AP_ROW_TID_BYTES;
 	in.host_ops = host_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
 	ApModelPredict(&in, &m);
 	if (divisor > 1.0)
@@ -390,7 +401,11 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->path.parallel_workers = 0;
 	cpath->path.pathkeys = NIL;
 	/* ExecScan projects the plan's tlist over the scan slot (exec.c) */
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	/*
+	 * A sequential scan runs backward too, so PostgreSQL makes a cursor over
+	 * it scrollable; ActiveScan does the same (exec.c keeps the tuples).
+	 */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION | CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;

@@ -77,9 +77,10 @@ SELECT x FROM (SELECT active_pg_explain_lines(
 SET active_pg.interconnect_mbps = 10;
 SET active_pg.disk_cpu_ratio = 0.5;
 EXPLAIN (COSTS OFF) SELECT k, count(*), sum(v) FROM m_big GROUP BY k;
--- ... but with one group per row, ActiveScan ships fewer bytes (id and v)
--- than the partial groups, and PostgreSQL aggregates them as they stream
-EXPLAIN (COSTS OFF) SELECT id, count(*), sum(v) FROM m_big GROUP BY id;
+-- ... but with one group per row, ActiveScan ships fewer bytes (id and v,
+-- with the row's TID) than the partial groups (three states), and
+-- PostgreSQL aggregates them as they stream
+EXPLAIN (COSTS OFF) SELECT id, count(*), sum(v), avg(v) FROM m_big GROUP BY id;
 -- the prediction of ActiveAgg in EXPLAIN (VERBOSE) with costs: the merge
 -- after the scan, the partial groups
 SELECT count(*) AS model_lines FROM (

@@ -686,7 +686,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 		ap_rowbuf_reset(&rb);
 		if (s == AP_OK)
 			EXPECT(ap_rowbuf_append_exprs(&rb, &desc, prog->project, prog->nproject, v,
-										  prog->expr_cols, prog->nexprs, out) == 0);
+										  prog->expr_cols, prog->nexprs, out, -1) == 0);
 		if (agg != NULL && !batch)
 			agg_add(agg, -1, v);
 		if (!batch)
