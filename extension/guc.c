@@ -22,7 +22,7 @@
 #define AP_FORCE_DEFAULT			false
 #define AP_NDISKS_MIN				1
 #define AP_STRIPE_PAGES_MIN			1
-#define AP_DIRECT_IO_DEFAULT		true
+#define AP_DIRECT_IO_DEFAULT		false
 #define AP_CONNECT_TIMEOUT_MS_MIN	10
 #define AP_CONNECT_TIMEOUT_MS_MAX	600000
 #define AP_DISK_CPU_RATIO_MIN		0.01
@@ -177,7 +177,8 @@ ApGucInit(void)
 
 	DefineCustomBoolVariable("active_pg.direct_io",
 							 "Disks read with O_DIRECT (off: through the kernel page cache).",
-							 NULL,
+							 "O_DIRECT emulates cold disks faithfully; the default reads warm "
+							 "pages from the page cache, as PostgreSQL does.",
 							 &active_pg_direct_io,
 							 AP_DIRECT_IO_DEFAULT,
 							 PGC_USERSET, 0,

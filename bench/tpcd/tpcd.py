@@ -4,9 +4,11 @@
 One run compares, on the same data, for each TPC-H query Q1-Q22 (--modes):
   serial         stock PostgreSQL, active_pg.enable = off, max_parallel_workers_per_gather = 0
   parallel       stock PostgreSQL, active_pg.enable = off, 2 workers per gather
-  active         active_pg.enable = on, 2 workers per gather: the optimizer decides what
-                 to push down and whether Gather's participants share the disks' work
+  active         the extension's and PostgreSQL's defaults (2 workers per gather): the
+                 optimizer decides what to push down and whether Gather's participants
+                 share the disks' work
   active-serial  the same without workers
+  active-direct  as active, the disks reading with O_DIRECT (cold-disk emulation)
   device         distributed devices (003's FNBD baseline, active_pg.scan_mode = 'pages'):
                  every full scan ships raw pages from the disks and the host does all the
                  work; index scans stay on the host; 2 workers per gather
@@ -517,6 +519,26 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
                   "", "", "", "", "", "", ""]
         L.append("| " + " | ".join(cells) + " |")
     L.append("")
+    # do no harm: each pushdown mode against stock under the same PostgreSQL
+    # settings, over every query both ran (geometric mean and the worst)
+    pairs = (("active", "parallel", "PostgreSQL defaults (parallel workers allowed)"),
+             ("active-serial", "serial", "max_parallel_workers_per_gather = 0"),
+             ("active", "serial", "pushdown (defaults) vs stock serial"))
+    for mine, stock, label in pairs:
+        if mine not in modes or stock not in modes:
+            continue
+        ratios = {q: res[q]["time"][stock] / res[q]["time"][mine] for q in queries
+                  if isinstance(res[q]["time"].get(mine), float) and
+                  isinstance(res[q]["time"].get(stock), float) and res[q]["time"][mine] > 0}
+        if not ratios:
+            continue
+        geo = statistics.geometric_mean(list(ratios.values()))
+        worst = min(ratios, key=ratios.get)
+        slower = sorted(q for q in ratios if ratios[q] < 0.95)
+        L.append("- %s vs %s (%s): geometric mean **%.2fx** over %d queries, worst Q%d %.2fx; "
+                 "below 0.95x: %s" % (mine, stock, label, geo, len(ratios), worst, ratios[worst],
+                                      ", ".join("Q%d %.2fx" % (q, ratios[q]) for q in slower) or "none"))
+    L.append("")
     if args.cold and not cl.own:
         L.append("Cold columns: n/a with --dsn (the bench cannot restart a server it did not start).")
     L.append("Papers: 000 = seed 000_581f78cd10fe0f57 (Riedel et al.), Table 5 selectivity savings "
@@ -639,8 +661,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sf", default="0.1", help="TPC-H scale factor (default 0.1)")
     ap.add_argument("--disks", type=int, default=4, help="active_pg.ndisks of the own cluster (default 4)")
-    ap.add_argument("--modes", default="serial,parallel,active",
-                    help="comma list of %s (default serial,parallel,active)" % ", ".join(MODES))
+    ap.add_argument("--modes", default="serial,parallel,active,active-serial",
+                    help="comma list of %s (default serial,parallel,active,active-serial)" % ", ".join(MODES))
     ap.add_argument("--queries", default="1-22", help="e.g. 1,6 or 1-22 (default)")
     ap.add_argument("--runs", type=int, default=3, help="warm runs after one warm-up; median reported")
     ap.add_argument("--cold", action="store_true", help="also one cold run per query and mode "

@@ -18,11 +18,14 @@ PUSHDOWN_PROVIDERS = ("ActiveScan", "ActiveAgg")
 MODES = {
     "serial": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 0;",
     "parallel": "SET active_pg.enable = off; SET max_parallel_workers_per_gather = 2;",
-    # the disks read through the page cache, as stock PostgreSQL does (warm and cold alike)
-    "active": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
-              "SET max_parallel_workers_per_gather = 2;",
-    "active-serial": "SET active_pg.enable = on; SET active_pg.direct_io = off; "
-                     "SET max_parallel_workers_per_gather = 0;",
+    # what a user gets: the extension's defaults and PostgreSQL's (the disks
+    # read through the page cache, as stock PostgreSQL does; parallel plans
+    # allowed as in "parallel")
+    "active": "SET active_pg.enable = on;",
+    # the same with PostgreSQL's parallel workers off, as "serial"
+    "active-serial": "SET active_pg.enable = on; SET max_parallel_workers_per_gather = 0;",
+    # emulation of cold disks: O_DIRECT reads, never the warm page cache
+    "active-direct": "SET active_pg.enable = on; SET active_pg.direct_io = on;",
     # Sequential scans are disabled, so every full scan is an ActiveScan in the
     # page-shipping mode (index scans stay PostgreSQL's); Bloom filters and
     # aggregation are the disks' computation, which devices do not have.
