@@ -426,11 +426,6 @@ ap_agg_fill(ApAggState *s)
 	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
 				   ApAggOnFrame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
-	/* the disks' cycles per byte of aggregation teach the cost model */
-	s->ds.model_op = AP_MODEL_OP_AGG;
-	s->ds.model_w_ops_ns =
-		ApModelOpsNs((List *) list_nth(((CustomScan *) ss->ps.plan)->custom_private,
-									   AP_AGG_PRIV_MODEL));
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot, s->disk_quals,

@@ -65,7 +65,6 @@ ApDiskScanInit(ApDiskScan *ds, Relation rel, Snapshot snapshot,
 	ds->disk_stats_valid = disk_stats_valid;
 	ds->stats_ndisks = stats_ndisks;
 	ds->host = host;
-	ds->model_op = -1;
 }
 
 /* Pushdown needs an MVCC snapshot, no predicate locks, a primary, and disks. */
@@ -331,9 +330,6 @@ ap_add_stats(ApDiskScan *ds, int disk, const ActivePg__ScanStats *st)
 	ApCountScanStats(ds->rel, st->tuples_visible, st->pages_read);
 	ApAddScanStats(&ds->disk_stats[disk], st);
 	ds->disk_stats_valid[disk] = true;
-	/* the disks' cycles per byte feed the cost model of later plans */
-	if (ds->model_op >= 0)
-		ApModelObserve((ApModelOp) ds->model_op, ds->model_w_ops_ns, st);
 	*ds->stats_ndisks = Max(*ds->stats_ndisks, disk + 1);
 }
 

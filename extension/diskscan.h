@@ -99,8 +99,6 @@ typedef struct ApDiskScan
 	/* optional, set by the caller after ApDiskScanInit */
 	ApDiskBlockFn on_block;		/* NULL: none */
 	ApDiskStatsFn on_stats;		/* NULL: none */
-	int			model_op;		/* ApModelOp the Done statistics teach; -1: none */
-	double		model_w_ops_ns; /* the plan's ApModelResult.w_ops_ns */
 
 	/* per execution */
 	ApConnSet  *conns;

@@ -388,14 +388,6 @@ ap_ship(ApScanState *s)
 		ApBloomEncode(s->bloom, prog);
 		MemoryContextSwitchTo(oldcxt);
 	}
-	/* the disks' cycles per byte teach the model; pages mode measures nothing */
-	if (!pages)
-	{
-		s->ds.model_op = s->bloom != NULL ? AP_MODEL_OP_BLOOM : AP_MODEL_OP_SCAN;
-		s->ds.model_w_ops_ns =
-			ApModelOpsNs((List *) list_nth(((CustomScan *) s->css.ss.ps.plan)->custom_private,
-										   AP_PRIV_MODEL));
-	}
 	if (s->pshared != NULL)
 		ApDiskScanSendParallel(&s->ds, prog, mode, caps);
 	else

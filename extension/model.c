@@ -63,11 +63,11 @@
  *	  per passing row a lookup and the transition functions, per group a new
  *	  entry and its finalization (AP_HOST_AGG_*), within t_cpu.
  *
- * w, the disks' work per input byte, comes from the disks' own statistics
- * (Done: cpu_us per bytes_read, the scanning thread's CPU time; the CPU
- * throttle, blocking sends and preemption excluded) as a running
- * average per operator in this backend, or from defaults measured on the
- * development machine until a scan has been seen.  The disk quals add
+ * w, the disks' work per input byte, is a constant per operator measured
+ * from the disks' own statistics (Done: cpu_us per bytes_read, the scanning
+ * thread's CPU time; the CPU throttle, blocking sends and preemption
+ * excluded) on the development machine.  It is not learned from the
+ * session's scans: plans must not depend on what ran before.  The disk quals add
  * AP_NS_PER_OP per operator evaluation per tuple (PostgreSQL's own qual cost
  * divided by cpu_operator_cost counts them).
  *
@@ -101,13 +101,16 @@
 #include "model.h"
 
 /*
- * Disk work per input byte at host speed until measured (ns); per operator,
- * net of the quals' operators and of shipping (which the model charges
- * apart).  Measured on the development machine over TPC-H SF1, 2026-11-23:
- * scan 0.35-0.39, aggregation 0.30-0.33 (a fresh session plans with what a
- * warmed-up one learns).
+ * Disk work per input byte at host speed (ns); per operator, net of the
+ * quals' operators and of shipping (which the model charges apart).
+ * Measured on the development machine over TPC-H SF1, 2026-11-23 (the
+ * disks' cpu_us per bytes_read): scan 0.35-0.39, aggregation 0.30-0.33.
+ * Constants, never learned from the session's own scans: the same query
+ * with the same statistics and settings gets the same plan in every
+ * session, whatever ran before (a session that learned from one slow scan
+ * used to stop pushing anything down).
  */
-static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
+static const double ap_w_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
 /* The host's Seq Scan per input byte (visibility, deform through the buffer manager). */
 #define AP_HOST_NS_PER_BYTE			1.8
 /* One operator (comparison, arithmetic) per tuple, disk or host. */
@@ -142,15 +145,6 @@ static const double ap_w_default_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
 /* Per-execution start: fixed part and per disk (connect, handshake), seconds. */
 #define AP_SERIAL_BASE_S			0.0005
 #define AP_SERIAL_PER_DISK_S		0.00045
-/* Weight of a new observation in the running average of w. */
-#define AP_W_ALPHA					0.3
-/* Observations below this many bytes are noise (startup dominated). */
-#define AP_W_MIN_BYTES				(1024.0 * 1024.0)
-/* An observation whose quals' charge is more than this share of it teaches nothing. */
-#define AP_W_OPS_SHARE_MAX			0.5
-/* Sanity bounds of a measured w (ns per byte). */
-#define AP_W_MIN_NS					0.05
-#define AP_W_MAX_NS					1000.0
 
 #define AP_MB						(1024.0 * 1024.0)
 
@@ -160,9 +154,6 @@ ap_agg_miss_share(double g)
 {
 	return g > AP_DISK_AGG_CACHED_GROUPS ? 1.0 - AP_DISK_AGG_CACHED_GROUPS / g : 0.0;
 }
-
-/* Running estimate of w per operator in this backend (0 = none yet). */
-static double ap_w_measured_ns[AP_MODEL_NOPS];
 
 /* Interconnect bucket of this backend: bytes of credit (negative = debt). */
 static double ap_ic_tokens = 0.0;
@@ -292,10 +283,9 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->r_d = active_pg_disk_media_mbps > 0 ? active_pg_disk_media_mbps * AP_MB : 0.0;
 	r->r_n = active_pg_interconnect_mbps > 0 ? active_pg_interconnect_mbps * AP_MB : 0.0;
 	r->emulated = active_pg_disk_media_mbps > 0 || ratio != 1.0;
-	r->w_measured = ap_w_measured_ns[op] > 0;
 	op_ns = Max(in->disk_ops, 0.0) * AP_NS_PER_OP * Max(in->tuples, 0.0);
 	r->w_ops_ns = r->n_in > 0 ? op_ns / r->n_in : 0.0;
-	r->w_ns = (r->w_measured ? ap_w_measured_ns[op] : ap_w_default_ns[op]) + r->w_ops_ns;
+	r->w_ns = ap_w_ns[op] + r->w_ops_ns;
 
 	/* ---- traditional server ---- */
 	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns;
@@ -401,63 +391,6 @@ ApModelCost(const ApModelResult *r, double host_cost)
 	double		t_trad = Max(r->t_trad, 1e-9);
 
 	return Max(host_cost, 1.0) * r->t_active / t_trad;
-}
-
-/*
- * Fold one disk's Done statistics into the running w of op.  w is the work
- * every input byte costs whatever the query; what the model charges apart
- * (the quals' operators, w_ops_ns of the plan; shipping rows or groups) is
- * taken out of the measurement first, or one query's expensive filter or
- * wide result would raise the next, unrelated plan's estimate.
- */
-void
-ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st)
-{
-	double		w;
-	double		gross;
-	double		shipped_ns;
-
-	if (op < 0 || op >= AP_MODEL_NOPS || st == NULL ||
-		(double) st->bytes_read < AP_W_MIN_BYTES)
-		return;
-	/*
-	 * cpu_us is the scanning thread's CPU time at the host's speed: neither
-	 * the CPU throttle, nor a slow interconnect the disk blocks on, nor a
-	 * busy machine inflates it.  A daemon that does not report it: compute_us
-	 * (wall time minus I/O and throttles).
-	 */
-	shipped_ns = op == AP_MODEL_OP_AGG ?
-		(double) st->groups_shipped * AP_DISK_GROUP_NS +
-		(double) st->tuples_passed * AP_DISK_AGG_MISS_NS *
-		ap_agg_miss_share((double) st->groups_shipped / (double) (st->agg_flushes + 1)) :
-		(double) st->bytes_shipped * AP_DISK_SEND_NS_PER_BYTE;
-	gross = (double) (st->cpu_us > 0 ? st->cpu_us : st->compute_us) * 1000.0 /
-		(double) st->bytes_read;
-	/*
-	 * The quals' charge counts every operator of the expression, the disk
-	 * stops an AND or OR at its first decisive argument: where that charge
-	 * is most of the measurement (TPC-H Q19's OR of ANDs over part), what is
-	 * left says little about w, and taking it would make every later scan
-	 * look nearly free.
-	 */
-	if (w_ops_ns > AP_W_OPS_SHARE_MAX * gross)
-		return;
-	w = gross - shipped_ns / (double) st->bytes_read - Max(w_ops_ns, 0.0);
-	if (w < AP_W_MIN_NS || w > AP_W_MAX_NS)
-		return;
-	if (ap_w_measured_ns[op] <= 0)
-		ap_w_measured_ns[op] = w;
-	else
-		ap_w_measured_ns[op] = (1 - AP_W_ALPHA) * ap_w_measured_ns[op] + AP_W_ALPHA * w;
-}
-
-/* w_ops_ns of a plan's prediction (ApModelToList); 0 if it has none. */
-double
-ApModelOpsNs(List *model)
-{
-	ApModelResult m;
-
-	return ApModelFromList(model, &m) ? m.w_ops_ns : 0.0;
 }
 
 /* Float node of a double, exactly as printed (plans are copied and read back). */

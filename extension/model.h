@@ -83,7 +83,6 @@ typedef struct ApModelResult
 	int			op;				/* ApModelOp */
 	int			cores;
 	bool		emulated;		/* media or CPU emulation set */
-	bool		w_measured;		/* w came from the disks' statistics */
 } ApModelResult;
 
 /* Predict both systems' time for one scan. */
@@ -106,10 +105,6 @@ double		ApModelCost(const ApModelResult *r, double host_cost);
  */
 void		ApModelFilterOutput(const ApModelResult *in, double keep,
 								double extra_disk_s, ApModelResult *out);
-
-/* Learn the disks' cycles per byte from one disk's Done statistics. */
-void		ApModelObserve(ApModelOp op, double w_ops_ns, const ActivePg__ScanStats *st);
-double		ApModelOpsNs(List *model);
 
 /*
  * The prediction as a List of Float nodes (plan-copyable, for EXPLAIN) and

@@ -156,5 +156,49 @@ SELECT count(*) AS exadata_lines FROM (
 	WHERE x ~ 'Bytes Eligible: [0-9.]+ [kM]B, Bytes Returned: [0-9.]+ [k]?B \(reduction [0-9]+x\)') z;
 RESET active_pg.force_pushdown;
 
+-- Plans do not depend on what the session ran before: the same queries with
+-- the same statistics and settings get the same plans after scans of every
+-- kind, a slow filter among them (a long IN list over a computed string).
+CREATE TEMP TABLE plan_queries (q text);
+INSERT INTO plan_queries VALUES
+	('SELECT id FROM m_big WHERE k = 7'),
+	('SELECT id, note FROM m_big WHERE k >= 0'),
+	('SELECT k, count(*), sum(v) FROM m_big GROUP BY k'),
+	('SELECT sum(v) FROM m_big WHERE k < 500'),
+	('SELECT count(*) FROM m_big b JOIN m_tiny t ON b.k = t.a'),
+	('SELECT count(*) FROM m_big WHERE substring(note, 1, 9) IN (' ||
+	 (SELECT string_agg(quote_literal('note ' || g), ',') FROM generate_series(1, 400) g) || ')');
+CREATE FUNCTION plans_now() RETURNS TABLE (q text, plan text) LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	line text;
+	acc text;
+BEGIN
+	FOR r IN SELECT p.q FROM plan_queries p LOOP
+		acc := '';
+		FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || r.q LOOP
+			acc := acc || line || E'\n';
+		END LOOP;
+		q := r.q;
+		plan := acc;
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+CREATE TEMP TABLE plans_before AS SELECT * FROM plans_now();
+DO $$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN SELECT q FROM plan_queries LOOP
+		EXECUTE r.q;
+		EXECUTE r.q;
+	END LOOP;
+END
+$$;
+SELECT count(*) AS queries, count(*) FILTER (WHERE a.plan = b.plan) AS same_plan
+FROM plans_before b JOIN plans_now() a USING (q);
+DROP FUNCTION plans_now();
+
 DROP TABLE m_big, m_tiny;
 DROP FUNCTION active_pg_explain_lines(text);
