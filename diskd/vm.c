@@ -65,6 +65,7 @@ node_free(ApNode *n)
 	for (int i = 0; i < n->nargs; i++)
 		node_free(n->args[i]);
 	free(n->args);
+	free(n->set);
 	if (n->kind == N_CONST)
 		free((void *) n->konst.ptr);
 	free(n);
@@ -789,6 +790,7 @@ ap_program_compile(const ActivePg__Program *msg, const ApTupleDesc *desc,
 	}
 
 	cx.nmemo = ap_vm_share_subexpressions(prog, cx.funcs, cx.nfuncs, cx.nmemo);
+	ap_vm_value_sets(prog);
 	if (prog->filter != NULL || prog->nexprs > 0)
 	{
 		int			nm = cx.nmemo > 0 ? cx.nmemo : 1;

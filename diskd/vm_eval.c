@@ -291,26 +291,6 @@ val_double(const ApVal *v)
 	return v->kind == AP_TYPE_FLOAT4 ? (double) v->u.f4 : v->u.f8;
 }
 
-/* Byte-wise compare, shorter first on a common prefix (C collation). */
-static int
-cmp_bytes(const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t blen)
-{
-	int			c = alen == 0 || blen == 0 ? 0 : memcmp(a, b, alen < blen ? alen : blen);
-
-	if (c != 0)
-		return c < 0 ? -1 : 1;
-	return alen < blen ? -1 : (alen > blen ? 1 : 0);
-}
-
-/* bpchar's significant length: trailing spaces are padding. */
-static uint32_t
-bpchar_len(const unsigned char *p, uint32_t len)
-{
-	while (len > 0 && p[len - 1] == ' ')
-		len--;
-	return len;
-}
-
 /* Map a three-way result through the operator. */
 static inline ApTri
 apply_op(int op, int c)
@@ -510,18 +490,53 @@ eval_op(const ApNode *n, ApEvalCtx *cx)
 			break;
 
 		case AP_CMP_BPCHAR:
-			c = cmp_bytes(a.u.s.p, bpchar_len(a.u.s.p, a.u.s.len),
-						  b.u.s.p, bpchar_len(b.u.s.p, b.u.s.len));
-			break;
-
 		case AP_CMP_TEXT:
-			c = cmp_bytes(a.u.s.p, a.u.s.len, b.u.s.p, b.u.s.len);
+			c = ap_vm_cmp_set_member(n->cmp, &a, &b);
 			break;
 
 		default:
 			return AP_TRI_FALLBACK;
 	}
 	return apply_op(n->op, c);
+}
+
+/*
+ * x = c1 OR x = c2 ... (x <> c1 AND x <> c2 ... for AND) over a sorted set of
+ * the non-null constants (ap_vm_value_sets): x is evaluated once, as the
+ * first comparison would, and looked up by binary search.  NULL x is NULL,
+ * as every comparison would be; no comparison of these families falls back.
+ */
+static ApTri
+eval_set(const ApNode *n, ApEvalCtx *cx)
+{
+	ApVal		x;
+	ApEv		ev = eval_value(n->args[0]->args[0], cx, &x);
+	int			lo = 0,
+				hi = n->nset - 1;
+	bool		found = false;
+
+	if (ev == AP_EV_FALLBACK)
+		return AP_TRI_FALLBACK;
+	if (ev == AP_EV_NULL)
+		return AP_NULL;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = ap_vm_cmp_set_member(n->set_cmp, &x, &n->set[mid]);
+
+		if (c == 0)
+		{
+			found = true;
+			break;
+		}
+		if (c < 0)
+			hi = mid - 1;
+		else
+			lo = mid + 1;
+	}
+	if (n->kind == N_OR)
+		return found ? AP_TRUE : AP_FALSE;
+	return found ? AP_FALSE : AP_TRUE;
 }
 
 /* Evaluate a boolean node in three-valued logic (plus FALLBACK). */
@@ -554,6 +569,8 @@ eval_bool(const ApNode *n, ApEvalCtx *cx)
 
 		case N_AND:
 		case N_OR:
+			if (n->set != NULL)
+				return eval_set(n, cx);
 			{
 				/* AND stops at FALSE, OR at TRUE -- in order, as the executor */
 				ApTri		decisive = n->kind == N_AND ? AP_FALSE : AP_TRUE;

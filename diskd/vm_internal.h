@@ -168,7 +168,59 @@ typedef struct ApNode
 	int			nargs;			/* N_CASE: cond, result pairs [+ default] */
 	uint32_t	hash;			/* structural hash (common subexpressions) */
 	struct ApNode **args;
+	/*
+	 * N_OR of x = const ... or N_AND of x <> const ... (an IN list, NOT IN):
+	 * the constants' values sorted by set_cmp (ap_vm_value_sets); x is
+	 * args[0]->args[0].  NULL: evaluate the arguments one by one.
+	 */
+	ApVal	   *set;
+	int			nset;
+	uint8_t		set_cmp;
 } ApNode;
+
+/* Byte-wise compare, shorter first on a common prefix (C collation). */
+static inline int
+cmp_bytes(const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t blen)
+{
+	int			c = alen == 0 || blen == 0 ? 0 : memcmp(a, b, alen < blen ? alen : blen);
+
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+/* bpchar's significant length: trailing spaces are padding. */
+static inline uint32_t
+bpchar_len(const unsigned char *p, uint32_t len)
+{
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	return len;
+}
+
+/*
+ * Three-way comparison of two non-null values of a comparison family that
+ * never falls back (integer-like, text, bpchar), as eval_op compares them:
+ * a total order whose equality is the operator's, so sorted sets can be
+ * searched with it.
+ */
+static inline bool
+ap_vm_set_family(int cmp)
+{
+	return cmp == AP_CMP_INT || cmp == AP_CMP_DATE || cmp == AP_CMP_TS ||
+		cmp == AP_CMP_BOOL || cmp == AP_CMP_TEXT || cmp == AP_CMP_BPCHAR;
+}
+
+static inline int
+ap_vm_cmp_set_member(int cmp, const ApVal *a, const ApVal *b)
+{
+	if (cmp == AP_CMP_TEXT)
+		return cmp_bytes(a->u.s.p, a->u.s.len, b->u.s.p, b->u.s.len);
+	if (cmp == AP_CMP_BPCHAR)
+		return cmp_bytes(a->u.s.p, bpchar_len(a->u.s.p, a->u.s.len),
+						 b->u.s.p, bpchar_len(b->u.s.p, b->u.s.len));
+	return a->u.i < b->u.i ? -1 : (a->u.i > b->u.i ? 1 : 0);
+}
 
 /* float8_cmp_internal(): NaN equals NaN and sorts above every number. */
 static inline int
@@ -295,5 +347,7 @@ void		ap_vm_range_checks(ApProgram *prog);
  */
 int			ap_vm_share_subexpressions(const ApProgram *prog, ApNode **funcs, int nfuncs,
 									   int nmemo);
+/* Turn IN / NOT IN chains of comparisons into sorted sets (ApNode.set). */
+void		ap_vm_value_sets(ApProgram *prog);
 
 #endif							/* DISKD_VM_INTERNAL_H */

@@ -230,6 +230,112 @@ ap_vm_share_subexpressions(const ApProgram *prog, ApNode **funcs, int nfuncs, in
 	return nmemo;
 }
 
+/* Fewer comparisons than this stay a chain (PostgreSQL hashes from 9). */
+#define AP_SET_MIN_ITEMS		8
+
+/* Merge sort of set values (deterministic, any size, no qsort context). */
+static void
+sort_set(ApVal *v, ApVal *tmp, int n, int cmp)
+{
+	int			mid = n / 2,
+				i = 0,
+				j,
+				k = 0;
+
+	if (n < 2)
+		return;
+	sort_set(v, tmp, mid, cmp);
+	sort_set(v + mid, tmp, n - mid, cmp);
+	j = mid;
+	while (i < mid && j < n)
+		tmp[k++] = ap_vm_cmp_set_member(cmp, &v[j], &v[i]) < 0 ? v[j++] : v[i++];
+	while (i < mid)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, sizeof(ApVal) * (size_t) n);
+}
+
+/*
+ * An OR of x = c_i (x IN (...)) or an AND of x <> c_i (x NOT IN (...)), as
+ * the host encodes a ScalarArrayOpExpr: the same x everywhere, non-null
+ * constants, a comparison family that never falls back.  The chain is
+ * evaluated as a set lookup; its arguments stay (freed with the node).
+ * False (no set) if it is anything else or memory runs out.
+ */
+static bool
+make_set(ApNode *n)
+{
+	const ApNode *x;
+	int			op = n->kind == N_OR ? AP_OP_EQ : AP_OP_NE;
+	int			cmp;
+	ApVal	   *tmp;
+
+	if (n->nargs < AP_SET_MIN_ITEMS || n->args[0]->kind != N_OP)
+		return false;
+	x = n->args[0]->args[0];
+	cmp = n->args[0]->cmp;
+	if (!ap_vm_set_family(cmp) || x->kind == N_CONST)
+		return false;
+	for (int i = 0; i < n->nargs; i++)
+	{
+		const ApNode *a = n->args[i];
+
+		if (a->kind != N_OP || a->op != op || a->cmp != cmp ||
+			a->args[1]->kind != N_CONST || a->args[1]->konst.isnull ||
+			a->args[1]->kev != AP_EV_VALUE ||
+			!node_equal(a->args[0], x))
+			return false;
+	}
+	n->set = malloc(sizeof(ApVal) * (size_t) n->nargs);
+	tmp = malloc(sizeof(ApVal) * (size_t) n->nargs);
+	if (n->set == NULL || tmp == NULL)
+	{
+		free(n->set);
+		free(tmp);
+		n->set = NULL;
+		return false;
+	}
+	for (int i = 0; i < n->nargs; i++)
+		n->set[i] = n->args[i]->args[1]->kval;
+	sort_set(n->set, tmp, n->nargs, cmp);
+	free(tmp);
+	n->nset = n->nargs;
+	n->set_cmp = (uint8_t) cmp;
+	return true;
+}
+
+/* Walk a tree for IN / NOT IN chains (make_set). */
+static void
+find_sets(ApNode *n)
+{
+	if ((n->kind == N_OR || n->kind == N_AND) && make_set(n))
+		return;
+	for (int i = 0; i < n->nargs; i++)
+		find_sets(n->args[i]);
+}
+
+/*
+ * Long IN lists: x IN (c1, ..., cn) arrives as n comparisons; evaluated one
+ * by one it costs n comparisons per tuple where PostgreSQL hashes the list
+ * (substring(zip, 1, 5) IN (400 codes) ran 50x slower at the disks than on
+ * the host).  Each such chain becomes a sorted set searched in log n.
+ */
+void
+ap_vm_value_sets(ApProgram *prog)
+{
+	if (prog->filter != NULL)
+	{
+		node_hash(prog->filter->root);
+		find_sets(prog->filter->root);
+	}
+	for (int i = 0; i < prog->nexprs; i++)
+	{
+		node_hash(prog->exprs[i]->root);
+		find_sets(prog->exprs[i]->root);
+	}
+}
+
 /* floor(a / b) for b > 0. */
 static ap_i128
 floor_div128(ap_i128 a, ap_i128 b)

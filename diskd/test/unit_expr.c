@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "diskd.h"
+#include "vm_internal.h"
 #include "testutil.h"
 #include "exprbuild.h"
 
@@ -680,6 +681,147 @@ test_strings(void)
 	tfree_all();
 }
 
+/* x IN (c1..cn) (or NOT IN) as the host encodes it: OR of = (AND of <>). */
+static ActivePg__Expr *
+in_list(bool negate, int cmp, ActivePg__Expr *(*x) (void), int n, ActivePg__Expr **k)
+{
+	ActivePg__Expr **items = malloc(sizeof(ActivePg__Expr *) * (size_t) n);
+	ActivePg__Expr *e;
+
+	for (int i = 0; i < n; i++)
+		items[i] = OP(negate ? AP_OP_NE : AP_OP_EQ, cmp, x(), k[i]);
+	e = E_boolexpr(negate ? AP_BOOL_AND : AP_BOOL_OR, n, items);
+	free(items);
+	return e;
+}
+
+static ActivePg__Expr *
+x_int4(void)
+{
+	return E_var(1);
+}
+
+static ActivePg__Expr *
+x_upper_text(void)
+{
+	return F1(AP_FN_UPPER, AP_TYPE_TEXT, E_var(6));
+}
+
+static ActivePg__Expr *
+x_bpchar(void)
+{
+	return E_var(7);
+}
+
+/* Did the filter's root become a sorted set? */
+static bool
+is_set(ActivePg__Expr *e)
+{
+	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+	ApProgram	prog;
+	bool		r;
+
+	msg.filter = e;
+	if (ap_program_compile(&msg, &desc, &prog) != 0)
+		return false;
+	r = prog.filter->root->set != NULL;
+	ap_program_free(&prog);
+	return r;
+}
+
+/*
+ * Long IN lists are searched as sorted sets (vm_opt.c make_set); every
+ * answer must be the chain's: the membership, NULL for a NULL x, NULL when a
+ * constant is NULL and nothing matches, mixed integer kinds, bpchar padding.
+ */
+static void
+test_value_sets(void)
+{
+	static const int32_t ks[] = {9, -3, 100, 7, 7, 42, 0, INT32_MAX, -100, 55};
+	static const int32_t xs[] = {-100, -3, 0, 1, 7, 8, 42, 55, 100, INT32_MAX, INT32_MIN};
+	static const char *const words[] = {"A", "BB", "ABC", "Z", "ZZ", "B", "AB", "", "ABCD"};
+	static const char *const inputs[] = {"ab", "abc", "", "b", "y", "zz", "abcde", "a\xc3\xa9"};
+	ActivePg__Expr *k[12];
+
+	setup();
+	utf8 = true;
+	for (size_t xi = 0; xi < sizeof(xs) / sizeof(xs[0]); xi++)
+	{
+		bool		member = false;
+
+		for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+			member |= ks[i] == xs[xi];
+		set_val(1, &xs[xi], 4);
+		for (int i = 0; i < 10; i++)
+			k[i] = E_i4(ks[i]);
+		CHECK_STR(filt(in_list(false, AP_CMP_INT, x_int4, 10, k)), member ? "t" : "f");
+		/* int4 column against int8 constants */
+		for (int i = 0; i < 10; i++)
+			k[i] = E_i8(ks[i]);
+		CHECK_STR(filt(in_list(true, AP_CMP_INT, x_int4, 10, k)), member ? "f" : "t");
+		/* a NULL among the constants: no set, the chain's NULL when nothing matches */
+		for (int i = 0; i < 9; i++)
+			k[i] = E_i4(ks[i]);
+		k[9] = NUL(AP_TYPE_INT4);
+		CHECK_STR(filt(in_list(false, AP_CMP_INT, x_int4, 10, k)),
+				  member && xs[xi] != 55 ? "t" : "NULL");
+	}
+	/* the chains above are sets; one with a NULL constant or of 7 items is not */
+	for (int i = 0; i < 10; i++)
+		k[i] = E_i4(ks[i]);
+	CHECK(is_set(in_list(false, AP_CMP_INT, x_int4, 10, k)));
+	CHECK(is_set(in_list(true, AP_CMP_INT, x_int4, 10, k)));
+	CHECK(!is_set(in_list(false, AP_CMP_INT, x_int4, 7, k)));
+	k[9] = NUL(AP_TYPE_INT4);
+	CHECK(!is_set(in_list(false, AP_CMP_INT, x_int4, 10, k)));
+	CHECK(!is_set(in_list(true, AP_CMP_INT, x_int4, 10, k)));
+
+	set_val(1, NULL, 0);
+	for (int i = 0; i < 10; i++)
+		k[i] = E_i4(ks[i]);
+	CHECK_STR(filt(in_list(false, AP_CMP_INT, x_int4, 10, k)), "NULL");
+	CHECK_STR(filt(in_list(true, AP_CMP_INT, x_int4, 10, k)), "NULL");
+
+	/* a computed x (upper(text)), evaluated once */
+	for (size_t xi = 0; xi < sizeof(inputs) / sizeof(inputs[0]); xi++)
+	{
+		char		up[16];
+		bool		member = false;
+		unsigned char buf[16];
+		size_t		len = strlen(inputs[xi]);
+
+		for (size_t i = 0; i <= len; i++)
+			up[i] = (inputs[xi][i] >= 'a' && inputs[xi][i] <= 'z') ?
+				(char) (inputs[xi][i] - 'a' + 'A') : inputs[xi][i];
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			member |= strcmp(words[i], up) == 0;
+		buf[0] = (unsigned char) (((len + 1) << 1) | 1);
+		memcpy(buf + 1, inputs[xi], len);
+		set_val(6, buf, (uint32_t) len + 1);
+		for (int i = 0; i < 9; i++)
+			k[i] = T(AP_TYPE_TEXT, words[i]);
+		CHECK_STR(filt(in_list(false, AP_CMP_TEXT, x_upper_text, 9, k)), member ? "t" : "f");
+		for (int i = 0; i < 9; i++)
+			k[i] = T(AP_TYPE_TEXT, words[i]);
+		CHECK_STR(filt(in_list(true, AP_CMP_TEXT, x_upper_text, 9, k)), member ? "f" : "t");
+	}
+
+	/* bpchar: trailing spaces are padding on both sides */
+	{
+		static const unsigned char ab[] = {(5 << 1) | 1, 'a', 'b', ' ', ' '};
+		static const char *const pads[] = {"x", "ab ", "c", "d", "e", "f", "g", "h"};
+
+		set_val(7, ab, sizeof(ab));
+		for (int i = 0; i < 8; i++)
+			k[i] = T(AP_TYPE_BPCHAR, pads[i]);
+		CHECK_STR(filt(in_list(false, AP_CMP_BPCHAR, x_bpchar, 8, k)), "t");
+		for (int i = 0; i < 8; i++)
+			k[i] = T(AP_TYPE_BPCHAR, pads[i]);
+		CHECK_STR(filt(in_list(true, AP_CMP_BPCHAR, x_bpchar, 8, k)), "f");
+	}
+	tfree_all();
+}
+
 /* CASE and COALESCE: 3VL conditions, laziness, fallback rules. */
 static void
 test_case_coalesce(void)
@@ -885,6 +1027,7 @@ main(void)
 	test_fast_compare();
 	test_strings();
 	test_case_coalesce();
+	test_value_sets();
 	test_compile();
 	test_projection();
 	return TEST_DONE();
