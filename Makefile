@@ -22,7 +22,7 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o extension/agg_merge.o \
 	extension/model.o extension/pages.o extension/pagevis.o \
 	extension/parallel.o extension/stats.o
-OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o
+OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o
 
 PG_CPPFLAGS = -Iproto -Iextension
 PG_CFLAGS = -Wall -Werror -Wno-declaration-after-statement
@@ -42,7 +42,7 @@ include $(PGXS)
 proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 	cd proto && protoc-c --c_out=. active_pg.proto
 
-$(EXT_OBJS) proto/active_pg.pb-c.o: proto/active_pg.pb-c.h
+$(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o: proto/active_pg.pb-c.h
 
 # PGXS tracks no header dependencies: a struct that changes in a header must
 # rebuild every object that may use it, or a stale object reads wrong offsets.

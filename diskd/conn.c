@@ -26,6 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "ap_frame_check.h"
 #include "diskd.h"
 
 /* How long a client may take to say Hello after connecting. */
@@ -34,11 +35,14 @@
 #define CONN_STALL_TIMEOUT_MS		30000
 /* Receive buffers above this are freed after each frame. */
 #define CONN_RECV_KEEP_BYTES		(1024u * 1024u)
+/* Before the handshake: a Hello is a version and a secret. */
+#define CONN_HELLO_MAX_BYTES		4096u
 
 struct ApConn
 {
 	int			fd;
 	bool		broken;			/* no more frames: error sent or peer gone */
+	bool		authenticated;	/* the handshake passed: full-size frames */
 	unsigned char *sendbuf;
 	size_t		sendcap;
 	unsigned char *recvbuf;
@@ -237,12 +241,13 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 	len = ap_get_be32(hdr);
 	if (len == 0)
 		return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "zero-length frame");
-	if (len > AP_FRAME_MAX_BYTES)
+	if (len > (c->authenticated ? AP_FRAME_MAX_BYTES : CONN_HELLO_MAX_BYTES))
 	{
 		char		msg[128];
 
-		snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the maximum of %u bytes",
-				 len, AP_FRAME_MAX_BYTES);
+		snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the maximum of %u bytes%s",
+				 len, c->authenticated ? AP_FRAME_MAX_BYTES : CONN_HELLO_MAX_BYTES,
+				 c->authenticated ? "" : " before the handshake");
 		return conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, msg);
 	}
 
@@ -268,6 +273,30 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		return rc;
 	}
 
+	/*
+	 * Bound nesting (protobuf-c unpacks recursively) and what unpacking will
+	 * allocate before it runs.
+	 */
+	{
+		uint64_t	need;
+		uint64_t	budget = (uint64_t) len * AP_UNPACK_FACTOR;
+		char		why[160];
+
+		if (budget < AP_UNPACK_MIN_BYTES)
+			budget = AP_UNPACK_MIN_BYTES;
+		/* and within the daemon's memory budget of a scan */
+		if (budget > diskd_config.memory_bytes)
+			budget = diskd_config.memory_bytes;
+		if (ap_frame_check(c->recvbuf, len, AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0)
+			return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, why);
+		if (need > budget)
+		{
+			snprintf(why, sizeof(why),
+					 "a frame of %u bytes would take %llu bytes to unpack; the limit is %llu",
+					 len, (unsigned long long) need, (unsigned long long) budget);
+			return conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, why);
+		}
+	}
 	/* protobuf-c copies strings, bytes and repeated fields: the buffer is free again */
 	*frame = active_pg__frame__unpack(NULL, len, c->recvbuf);
 	if (c->recvcap > CONN_RECV_KEEP_BYTES)
@@ -363,6 +392,7 @@ handshake(ApConn *c)
 	active_pg__frame__free_unpacked(f, NULL);
 	if (rc < 0)
 		return rc;
+	c->authenticated = true;
 
 	hr.protocol_version = AP_PROTOCOL_VERSION;
 	hr.disk_id = diskd_config.disk_id;

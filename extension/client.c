@@ -33,6 +33,7 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
+#include "ap_frame_check.h"
 #include "client.h"
 
 /* Initial receive buffer: room for a small frame plus a default row batch. */
@@ -476,6 +477,24 @@ ap_next_frame(ApConnSet *set, ApDiskConn *c, ActivePg__Frame **out, char **err)
 			c->rcap = need;
 		}
 		return 0;
+	}
+	/* nesting and unpacked size bounded first (ap_frame_check.c) */
+	{
+		uint64		need;
+		char		why[160];
+
+		if (ap_frame_check((uint8_t *) c->rbuf + c->rstart + AP_FRAME_HEADER_BYTES, len,
+						   AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0)
+		{
+			*err = psprintf("The disk sent a malformed frame: %s.", why);
+			return -1;
+		}
+		if (need > Max((uint64) len * AP_UNPACK_FACTOR, AP_UNPACK_MIN_BYTES))
+		{
+			*err = psprintf("The disk sent a frame of %u bytes that would take %llu bytes to unpack.",
+							len, (unsigned long long) need);
+			return -1;
+		}
 	}
 	f = active_pg__frame__unpack(&set->allocator, len,
 								 (uint8_t *) c->rbuf + c->rstart + AP_FRAME_HEADER_BYTES);

@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "ap_frame_check.h"
 #include "diskd.h"
 #include "testutil.h"
 
@@ -676,6 +677,148 @@ test_page_mode(void)
 	rmdir(dir);
 }
 
+/* Append a varint. */
+static size_t
+put_varint(unsigned char *p, uint64_t v)
+{
+	size_t		n = 0;
+
+	while (v >= 0x80)
+	{
+		p[n++] = (unsigned char) (v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char) v;
+	return n;
+}
+
+/* Wrap buf[0..*len) as field `field` (length-delimited) in place; buf has room. */
+static void
+wrap(unsigned char *buf, size_t *len, uint32_t field)
+{
+	unsigned char hdr[16];
+	size_t		h = put_varint(hdr, ((uint64_t) field << 3) | 2);
+
+	h += put_varint(hdr + h, *len);
+	memmove(buf + h, buf, *len);
+	memcpy(buf, hdr, h);
+	*len += h;
+}
+
+/* Send raw frame bytes with their length header. */
+static void
+send_body(Session *s, const unsigned char *body, size_t len)
+{
+	unsigned char hdr[4];
+
+	ap_put_be32(hdr, (uint32_t) len);
+	send_raw(s, hdr, 4);
+	send_raw(s, body, len);
+}
+
+/*
+ * Frames whose unpacking alone would hurt the daemon: a Scan whose filter
+ * nests NOT 5000 times (50 kB; protobuf-c's recursive unpack would overflow
+ * the stack), a Scan of a million empty columns (2 MB unpacking to tens of
+ * MB), an oversized Hello before authentication.  Each gets an Error and
+ * the daemon serves the next connection; legitimate nesting still passes
+ * the check.
+ */
+static void
+test_hostile_shapes(void)
+{
+	size_t		cap = 4u << 20;
+	unsigned char *buf = malloc(cap);
+	size_t		len;
+	uint64_t	need = 0;
+	char		why[160];
+	Session		s;
+
+	/* Expr{var: 1}, then (Expr{bool_expr: BoolExpr{kind: NOT, args: [...]}}) x depth */
+	for (int depth = 5000; depth >= 100; depth -= 4900)
+	{
+		len = 0;
+		buf[len++] = 0x08;
+		buf[len++] = 0x01;
+		for (int i = 0; i < depth; i++)
+		{
+			wrap(buf, &len, 2);		/* BoolExpr.args */
+			memmove(buf + 2, buf, len);
+			buf[0] = 0x08;			/* BoolExpr.kind */
+			buf[1] = AP_BOOL_NOT;
+			len += 2;
+			wrap(buf, &len, 4);		/* Expr.bool_expr */
+		}
+		wrap(buf, &len, 1);			/* Program.filter */
+		wrap(buf, &len, 9);			/* ScanRequest.program */
+		wrap(buf, &len, 3);			/* Frame.scan */
+		if (depth == 5000)
+		{
+			CHECK(ap_frame_check(buf, len, AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0);
+			CHECK(strstr(why, "nested too deeply") != NULL);
+			session_start(&s);
+			CHECK(handshake_ok(&s));
+			send_body(&s, buf, len);
+			CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
+			session_end(&s);
+		}
+		else
+		{
+			/* 100 NOT levels: within the depth, unpacks to a few times its size */
+			CHECK_EQ(ap_frame_check(buf, len, AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)), 0);
+			CHECK(need > len && need < (uint64_t) len * AP_UNPACK_FACTOR);
+		}
+	}
+
+	/* a million empty Column messages: 2 MB that would unpack to tens of MB */
+	len = 0;
+	for (int i = 0; i < 1000000; i++)
+	{
+		buf[len++] = (7 << 3) | 2;	/* ScanRequest.columns */
+		buf[len++] = 0;
+	}
+	wrap(buf, &len, 3);
+	CHECK_EQ(ap_frame_check(buf, len, AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)), 0);
+	CHECK(need > (uint64_t) len * AP_UNPACK_FACTOR);
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+	send_body(&s, buf, len);
+	CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
+	session_end(&s);
+
+	/* broken framing inside: a sub-message longer than its parent */
+	{
+		unsigned char bad[] = {0x1a, 0x03, 0x4a, 0x10, 0x00};
+
+		CHECK(ap_frame_check(bad, sizeof(bad), AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0);
+	}
+
+	/* before the handshake a frame must be Hello-sized: a 16 kB secret is refused */
+	{
+		ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+		ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
+		char	   *secret = malloc(16384);
+
+		memset(secret, 'x', 16383);
+		secret[16383] = '\0';
+		h.protocol_version = AP_PROTOCOL_VERSION;
+		h.secret = secret;
+		f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
+		f.hello = &h;
+		session_start(&s);
+		send_frame(&s, &f);
+		CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
+		session_end(&s);
+		free(secret);
+	}
+
+	/* and the daemon still serves */
+	session_start(&s);
+	CHECK(handshake_ok(&s));
+	session_end(&s);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -690,6 +833,7 @@ main(void)
 	test_handshake_rules();
 	test_bad_scan_requests();
 	test_random_frames();
+	test_hostile_shapes();
 	test_hello_emulation();
 	test_page_mode();
 	return TEST_DONE();
