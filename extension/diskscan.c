@@ -547,8 +547,22 @@ ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 	snap->xmax = snapshot->xmax;
 	snap->n_xip = snapshot->xcnt;
 	snap->xip = (uint32 *) snapshot->xip;
-	snap->n_subxip = snapshot->subxcnt > 0 ? snapshot->subxcnt : 0;
-	snap->subxip = (uint32 *) snapshot->subxip;
+	/*
+	 * An overflowed snapshot keeps subxcnt but no subxip (CopySnapshot);
+	 * PostgreSQL then ignores subxip and maps subtransactions to their top
+	 * transaction through pg_subtrans, which only the host can read: the
+	 * disk is told, ships no subxip and asks the host about such xids.
+	 */
+	if (snapshot->suboverflowed || snapshot->subxip == NULL || snapshot->subxcnt <= 0)
+	{
+		snap->n_subxip = 0;
+		snap->subxip = NULL;
+	}
+	else
+	{
+		snap->n_subxip = snapshot->subxcnt;
+		snap->subxip = (uint32 *) snapshot->subxip;
+	}
 	snap->suboverflowed = snapshot->suboverflowed;
 
 	req->scan_id = ((uint64) MyProcPid << 32) | (++ap_diskscan_counter & 0xFFFFFFFF);

@@ -99,22 +99,26 @@ ApPagesBegin(ApScanState *s)
 	ApPageState *ps = palloc0(sizeof(ApPageState));
 	uint32	   *xip;
 	uint32	   *subxip;
+	int			subxcnt;
 
 	xip = palloc(sizeof(uint32) * Max(snapshot->xcnt, 1));
 	memcpy(xip, snapshot->xip, sizeof(uint32) * snapshot->xcnt);
 	qsort(xip, snapshot->xcnt, sizeof(uint32), ap_cmp_xid);
-	subxip = palloc(sizeof(uint32) * Max(snapshot->subxcnt, 1));
-	if (snapshot->subxcnt > 0)
+	/* an overflowed snapshot has no subxip (see ap_build_request) */
+	subxcnt = snapshot->suboverflowed || snapshot->subxip == NULL ? 0 :
+		Max(snapshot->subxcnt, 0);
+	subxip = palloc(sizeof(uint32) * Max(subxcnt, 1));
+	if (subxcnt > 0)
 	{
-		memcpy(subxip, snapshot->subxip, sizeof(uint32) * snapshot->subxcnt);
-		qsort(subxip, snapshot->subxcnt, sizeof(uint32), ap_cmp_xid);
+		memcpy(subxip, snapshot->subxip, sizeof(uint32) * subxcnt);
+		qsort(subxip, subxcnt, sizeof(uint32), ap_cmp_xid);
 	}
 	ps->snap.xmin = snapshot->xmin;
 	ps->snap.xmax = snapshot->xmax;
 	ps->snap.xip = xip;
 	ps->snap.xcnt = snapshot->xcnt;
 	ps->snap.subxip = subxip;
-	ps->snap.subxcnt = Max(snapshot->subxcnt, 0);
+	ps->snap.subxcnt = subxcnt;
 	ps->snap.suboverflowed = snapshot->suboverflowed;
 	if (ap_xidcache_init(&ps->cache, 64) != 0)
 		ereport(ERROR,
