@@ -76,7 +76,27 @@ scan_send(Scan *s, const ActivePg__Frame *frame)
 		return scan_fail(s, AP_ERR_INTERNAL, "send failed: %s", strerror(-rc));
 	}
 	s->stats.bytes_shipped += bytes;
+	s->last_send_us = ap_mono_us();
 	return 0;
+}
+
+/*
+ * The heartbeat: a scan that reads on without anything to send (a filter
+ * that passes nothing, slow emulated media) still tells the host it is
+ * alive, so the host's active_pg.disk_timeout only catches a disk that
+ * stopped.  An empty Fallback frame carries no work.
+ */
+int
+scan_heartbeat(Scan *s)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Fallback fb = ACTIVE_PG__FALLBACK__INIT;
+
+	if (ap_mono_us() - s->last_send_us < (uint64_t) AP_HEARTBEAT_MS * 1000)
+		return 0;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_FALLBACK;
+	frame.fallback = &fb;
+	return scan_send(s, &frame);
 }
 
 /* Ship the buffered rows as one RowBatch. */
@@ -701,6 +721,8 @@ scan_hold(Scan *s, uint64_t us, uint64_t *held)
 			s->stats.throttle_us += ap_mono_us() - start;
 			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
 		}
+		if (scan_heartbeat(s) < 0)
+			return -1;
 	}
 	s->stats.throttle_us += now - start;
 	if (held != NULL)
@@ -794,6 +816,8 @@ scan_units(Scan *s)
 		}
 		if (ap_conn_cancel_requested(s->c))
 			return scan_fail(s, AP_ERR_CANCELED, "scan canceled by the host");
+		if (scan_heartbeat(s) < 0)
+			return -1;
 	}
 	if (s->agg != NULL && flush_groups(s, false) < 0)
 		return -1;
@@ -826,6 +850,7 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 	s->c = c;
 	s->req = req;
 	s->cpu_mark = cpu0;
+	s->last_send_us = t0;
 	active_pg__scan_stats__init(&s->stats);
 
 	if (scan_check_request(s) < 0)

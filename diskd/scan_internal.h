@@ -57,6 +57,7 @@ typedef struct Scan
 	uint32_t	npages;
 	uint32_t	max_pages;		/* pages per PageBatch: batch_bytes, at least one */
 	uint64_t	cpu_mark;		/* thread CPU time already stretched by --cpu-ratio */
+	uint64_t	last_send_us;	/* when a frame last left (scan_heartbeat) */
 	int64_t		cpu_balance_us; /* emulated CPU time owed (< 0: overslept, credit) */
 	ApValue    *values;			/* max(prog.max_attno, blooms.max_attno, 1) entries:
 								 * the current tuple's, a slot of value_slots */
@@ -110,6 +111,8 @@ int			scan_fail(Scan *s, uint32_t code, const char *fmt,...)
  * has not taken the earlier ones; -1 if the connection is gone.
  */
 int			scan_send(Scan *s, const ActivePg__Frame *frame);
+/* An empty Fallback frame if nothing was sent for AP_HEARTBEAT_MS; 0 or -1. */
+int			scan_heartbeat(Scan *s);
 
 /* Distributed-device mode (scan_pages.c): its buffers, one page, the batch. */
 int			scan_prepare_pages(Scan *s);

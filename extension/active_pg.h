@@ -53,6 +53,7 @@ extern int	active_pg_batch_kb;			/* active_pg.batch_kb */
 extern bool active_pg_direct_io;		/* active_pg.direct_io */
 extern int	active_pg_queue_depth;		/* active_pg.queue_depth */
 extern int	active_pg_connect_timeout_ms;	/* active_pg.connect_timeout_ms */
+extern int	active_pg_disk_timeout_ms;	/* active_pg.disk_timeout */
 extern double active_pg_disk_cpu_ratio;	/* active_pg.disk_cpu_ratio (emulation, cost model) */
 extern int	active_pg_disk_media_mbps;	/* active_pg.disk_media_mbps (emulation, 0 = off) */
 extern int	active_pg_disk_memory_mb;	/* active_pg.disk_memory_mb (emulation, 0 = default) */

@@ -406,6 +406,23 @@ ap_fill(ApDiskConn *c, char **err)
 	}
 }
 
+/* See client.h. */
+bool
+ApDiskErrorRecoverable(uint32 code)
+{
+	switch (code)
+	{
+		case AP_ERR_BUSY:
+		case AP_ERR_OUT_OF_MEMORY:
+		case AP_ERR_IO:
+		case AP_ERR_NO_RELATION:
+		case AP_ERR_INTERNAL:
+			return true;
+		default:
+			return false;
+	}
+}
+
 /* Throwing wrapper of ap_fill for scans. */
 bool
 ApConnFill(ApDiskConn *conn)
@@ -600,16 +617,17 @@ ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err)
 /* ---------------- handshake ---------------- */
 
 /*
- * Hello/HelloReply on a connected socket, bounded by deadline.  A disk's
- * Error is raised (it is the disk's answer, e.g. a wrong secret); transport
- * failures return false with *err.
+ * Hello/HelloReply on a connected socket, bounded by deadline, in two
+ * halves so that ApConnectAll sends every Hello before it waits for any
+ * reply.  A disk's Error is raised (it is the disk's answer, e.g. a wrong
+ * secret) unless the host can take the disk over (busy, out of memory);
+ * transport failures and those return false with *err.
  */
 static bool
-ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
+ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 {
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 	ActivePg__Hello hello = ACTIVE_PG__HELLO__INIT;
-	ActivePg__Frame *reply = NULL;
 	unsigned char *buf;
 	size_t		total;
 
@@ -621,6 +639,14 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 	if (!ap_send_bytes(c, buf, total, deadline, err))
 		return false;
 	pfree(buf);
+	return true;
+}
+
+/* The second half: wait for HelloReply (see ap_handshake). */
+static bool
+ap_await_hello_reply(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
+{
+	ActivePg__Frame *reply = NULL;
 
 	for (;;)
 	{
@@ -650,7 +676,16 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 	}
 
 	if (reply->msg_case == ACTIVE_PG__FRAME__MSG_ERROR)
+	{
+		/* a disk that refuses (busy, out of memory) can be taken over */
+		if (ApDiskErrorRecoverable(reply->error->code))
+		{
+			*err = psprintf("%s", reply->error->message ? reply->error->message : "refused");
+			ApFreeFrame(set, reply);
+			return false;
+		}
 		ApReportDiskError(c, reply->error);
+	}
 	if (reply->msg_case != ACTIVE_PG__FRAME__MSG_HELLO_REPLY)
 		ApProtocolError(c, "The disk did not answer Hello with HelloReply.");
 	if (reply->hello_reply->protocol_version != AP_PROTOCOL_VERSION)
@@ -668,28 +703,46 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 	return true;
 }
 
-/* ---------------- scan connections ---------------- */
-
-/* ERROR: disk i could not be reached (err says why). */
-static pg_attribute_noreturn() void
-ap_connect_failed(ApDiskConn *c, int i, const char *err)
+/* Hello and HelloReply on one connection. */
+static bool
+ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not connect to active_pg disk %d: %s", i, err),
-			 errdetail("The disk's address is %s; tried for %d ms.",
-					   c->address, active_pg_connect_timeout_ms),
-			 errhint("Check that the disk daemons are running (SELECT * FROM active_pg.disks()) and the server log.")));
+	return ap_send_hello(c, deadline, err) && ap_await_hello_reply(set, c, deadline, err);
 }
 
-/* ERROR: disk i did not complete the handshake. */
-static pg_attribute_noreturn() void
-ap_handshake_failed(ApDiskConn *c, int i, const char *err)
+/* ---------------- scan connections ---------------- */
+
+/*
+ * Disks that failed recently, per backend: the next scans take their units
+ * over at once instead of waiting for the connect timeout again (a stopped
+ * daemon still accepts connections and never answers).
+ */
+static TimestampTz ap_quarantine_until[AP_NDISKS_MAX];
+
+/* See client.h. */
+void
+ApDiskQuarantine(int disk)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_CONNECTION_FAILURE),
-			 errmsg("could not connect to active_pg disk %d: %s", i, err),
-			 errdetail("The disk's address is %s.", c->address)));
+	if (disk >= 0 && disk < AP_NDISKS_MAX)
+		ap_quarantine_until[disk] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+																AP_QUARANTINE_MS);
+}
+
+/* Did disk fail less than AP_QUARANTINE_MS ago? */
+static bool
+ap_quarantined(int disk)
+{
+	return disk >= 0 && disk < AP_NDISKS_MAX && ap_quarantine_until[disk] != 0 &&
+		ap_quarantine_until[disk] > GetCurrentTimestamp();
+}
+
+/* Disk c could not be reached or refused: its socket closed, why kept. */
+static void
+ap_conn_failed(ApDiskConn *c, const char *what, const char *err)
+{
+	ApConnClose(c);
+	c->failed = true;
+	c->failure = psprintf("%s: %s", what, err != NULL ? err : "unknown error");
 }
 
 /*
@@ -747,15 +800,29 @@ ApConnectAll(MemoryContext cxt)
 	{
 		char	   *err = NULL;
 
+		if (ap_quarantined(i))
+		{
+			ap_conn_failed(&set->conns[i], "skipped",
+						   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+			continue;
+		}
 		if (!ap_connect(&set->conns[i], &addrs[i], deadline, true, &err))
-			ap_connect_failed(&set->conns[i], i, err);
+			ap_conn_failed(&set->conns[i], "could not connect", err);
+	}
+	/* every Hello first, then the replies: one stopped disk costs the others nothing */
+	for (i = 0; i < n; i++)
+	{
+		char	   *err = NULL;
+
+		if (!set->conns[i].failed && !ap_send_hello(&set->conns[i], deadline, &err))
+			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
 	for (i = 0; i < n; i++)
 	{
 		char	   *err = NULL;
 
-		if (!ap_handshake(set, &set->conns[i], deadline, &err))
-			ap_handshake_failed(&set->conns[i], i, err);
+		if (!set->conns[i].failed && !ap_await_hello_reply(set, &set->conns[i], deadline, &err))
+			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
 	ap_build_wes(set);
 
@@ -802,10 +869,13 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	c->address = ApDiskAddrString(&set->addrs[disk]);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   active_pg_connect_timeout_ms);
-	if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
-		ap_connect_failed(c, disk, err);
-	if (!ap_handshake(set, c, deadline, &err))
-		ap_handshake_failed(c, disk, err);
+	if (ap_quarantined(disk))
+		ap_conn_failed(c, "skipped",
+					   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+	else if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
+		ap_conn_failed(c, "could not connect", err);
+	else if (!ap_handshake(set, c, deadline, &err))
+		ap_conn_failed(c, "handshake failed", err);
 	ap_build_wes(set);
 	MemoryContextSwitchTo(oldcxt);
 	return c;

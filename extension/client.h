@@ -67,7 +67,17 @@ typedef struct ApDiskConn
 	size_t		rend;
 
 	bool		scanning;		/* ScanRequest sent, Done/Error not yet seen */
-	bool		done;			/* Done received */
+	bool		done;			/* Done received, or taken over by the host */
+
+	/*
+	 * A disk that could not be reached, refused, failed or stopped making
+	 * progress: failure says why.  Until it has delivered anything (rows,
+	 * groups, pages, fallback work) the host can take its units over.
+	 */
+	bool		failed;
+	char	   *failure;
+	bool		delivered;
+	TimestampTz last_heard;		/* when bytes last arrived (or the request left) */
 } ApDiskConn;
 
 /* All connections of one scan; lives in (and dies with) its memory context. */
@@ -85,7 +95,11 @@ typedef struct ApConnSet
 	int			wes_latch_pos;
 } ApConnSet;
 
-/* Connect to every configured disk and handshake; ERROR on failure. */
+/*
+ * Connect to every configured disk and handshake.  A disk that cannot be
+ * reached or refuses (busy, out of memory) is marked failed; a wrong secret
+ * or protocol version raises ERROR.
+ */
 ApConnSet  *ApConnectAll(MemoryContext cxt);
 
 /*
@@ -98,11 +112,18 @@ ApConnSet  *ApConnSetCreate(MemoryContext cxt, int capacity);
 int			ApConnSetDisks(ApConnSet *set);
 
 /*
- * Connect the set's next connection to disk and handshake (ERROR on failure,
+ * Connect the set's next connection to disk and handshake (failed or ERROR
  * as ApConnectAll); vdisk is the disk_id its request will carry.  The set's
  * wait events are rebuilt over its open sockets.
  */
 ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
+
+/*
+ * Disk failed: for AP_QUARANTINE_MS this backend's scans do not try it and
+ * take its units over at once.
+ */
+#define AP_QUARANTINE_MS			10000
+void		ApDiskQuarantine(int disk);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);
@@ -143,6 +164,14 @@ int			ApConnTryFill(ApDiskConn *conn, char **err);
 /* Non-throwing ApConnNextFrame: 1 got *out, 0 need more, -1 malformed (*err). */
 int			ApConnTryNextFrame(ApConnSet *set, ApDiskConn *conn, ActivePg__Frame **out,
 							   char **err);
+
+/*
+ * May the host take over the units of a disk that sent this Error code?
+ * Yes for a disk that is busy, out of memory, cannot read or open the
+ * relation, or failed internally; not for protocol, version, secret,
+ * request or cancel errors, which another reader would meet too.
+ */
+bool		ApDiskErrorRecoverable(uint32 code);
 
 /* The one mapping from a disk's Error to an ereport(ERROR) with SQLSTATE. */
 pg_attribute_noreturn() void ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err);

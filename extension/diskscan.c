@@ -298,6 +298,7 @@ ApAddHostStats(ApHostStats *d, const ApHostStats *h)
 	d->wait_ms += h->wait_ms;
 	d->work_items += h->work_items;
 	d->items_on_host += h->items_on_host;
+	d->disks_taken_over += h->disks_taken_over;
 	d->pages_received += h->pages_received;
 	d->page_tuples += h->page_tuples;
 	d->page_tuples_visible += h->page_tuples_visible;
@@ -353,6 +354,55 @@ ap_unexpected_frame(ApDiskConn *conn, const ActivePg__Frame *f)
 	ApProtocolError(conn, psprintf("Unexpected message %d during a scan.", (int) f->msg_case));
 }
 
+static void ap_item_on_host(ApDiskScan *ds, uint32 item);
+
+/* How often a waiting host looks for disks that stopped (ap_check_progress). */
+#define AP_PROGRESS_CHECK_MS		1000
+
+/*
+ * Takeover: conn's disk could not be reached, refused, failed or stopped
+ * making progress (why).  Until it has delivered anything the host reads
+ * its stripe units itself, through the buffer manager with the query's
+ * snapshot, as fallback blocks: the result is the same, the query only
+ * takes longer.  Once it has delivered rows, groups or pages, which of its
+ * tuples the query already has is not known, and the scan fails.
+ */
+static void
+ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
+{
+	if (conn->delivered)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("active_pg disk %d failed during a scan of \"%s\": %s",
+						conn->disk, RelationGetRelationName(ds->rel), why),
+				 errdetail("The disk's address is %s. It had already sent part of its rows, so the host cannot take its stripe units over.",
+						   conn->address),
+				 errhint("The launcher restarts a disk that died; retry the query.")));
+	ereport(LOG,
+			(errmsg("active_pg disk %d failed before sending rows of \"%s\" (%s); the host reads its %llu blocks",
+					conn->disk, RelationGetRelationName(ds->rel), why,
+					(unsigned long long) ApStripeBlocks(ds->nblocks, ds->stripe_pages,
+														(uint32) ds->nvdisks, conn->vdisk)),
+			 errdetail("The disk's address is %s.", conn->address)));
+	ApConnClose(conn);
+	ApDiskQuarantine(conn->disk);
+	conn->scanning = false;
+	conn->done = true;
+	if (!conn->failed)
+	{
+		conn->failed = true;
+		conn->failure = MemoryContextStrdup(ds->cxt, why);
+	}
+	ap_item_on_host(ds, conn->vdisk);
+	ds->host->disks_taken_over++;
+	ds->ndisks_done++;
+	if (ds->par != NULL)
+	{
+		ds->nactive--;
+		ap_claim_items(ds);
+	}
+}
+
 /* Dispatch one frame of a scanning disk. */
 static void
 ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
@@ -362,6 +412,7 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 		case ACTIVE_PG__FRAME__MSG_ROWS:
 		case ACTIVE_PG__FRAME__MSG_PAGE_BATCH:
 		case ACTIVE_PG__FRAME__MSG_AGG_PARTIAL:
+			conn->delivered = true;
 			switch (ds->on_data(ds->arg, conn, f))
 			{
 				case AP_FRAME_KEPT:
@@ -376,6 +427,9 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			ap_answer_xids(ds, conn, f->xid_request);
 			break;
 		case ACTIVE_PG__FRAME__MSG_FALLBACK:
+			/* an empty one is the disk's heartbeat (AP_HEARTBEAT_MS) */
+			if (f->fallback->n_tids > 0 || f->fallback->n_blocks > 0)
+				conn->delivered = true;
 			ap_queue_fallback(ds, conn, f->fallback);
 			break;
 		case ACTIVE_PG__FRAME__MSG_DONE:
@@ -399,12 +453,43 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			}
 			break;
 		case ACTIVE_PG__FRAME__MSG_ERROR:
+			if (ApDiskErrorRecoverable(f->error->code))
+			{
+				char	   *why = psprintf("%s", f->error->message ? f->error->message : "error");
+
+				ApFreeFrame(ds->conns, f);
+				ap_disk_failed(ds, conn, why);
+				return;
+			}
 			ApReportDiskError(conn, f->error);
 			break;
 		default:
 			ap_unexpected_frame(conn, f);
 	}
 	ApFreeFrame(ds->conns, f);
+}
+
+/*
+ * A disk that sent nothing for active_pg.disk_timeout while the host waited
+ * on it has stopped (SIGSTOP, a hung device): a scanning disk sends at
+ * least a heartbeat every AP_HEARTBEAT_MS, so silence is not slowness.
+ */
+static void
+ap_check_progress(ApDiskScan *ds)
+{
+	TimestampTz now;
+
+	if (active_pg_disk_timeout_ms <= 0 || ds->conns == NULL)
+		return;
+	now = GetCurrentTimestamp();
+	for (int i = 0; i < ds->conns->nconns; i++)
+	{
+		ApDiskConn *conn = &ds->conns->conns[i];
+
+		if (conn->scanning && !conn->done &&
+			TimestampDifferenceExceeds(conn->last_heard, now, active_pg_disk_timeout_ms))
+			ap_disk_failed(ds, conn, psprintf("no progress for %d ms", active_pg_disk_timeout_ms));
+	}
 }
 
 /*
@@ -425,8 +510,10 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 		return;
 	if (wait)
 		INSTR_TIME_SET_CURRENT(start);
-	n = WaitEventSetWait(set->wes, wait ? -1 : 0, events, lengthof(events),
-						 PG_WAIT_EXTENSION);
+	/* waiting: wake up now and then to see whether a disk stopped (ap_check_progress) */
+	n = WaitEventSetWait(set->wes, !wait ? 0 : active_pg_disk_timeout_ms > 0 ?
+						 Min(active_pg_disk_timeout_ms, AP_PROGRESS_CHECK_MS) : -1,
+						 events, lengthof(events), PG_WAIT_EXTENSION);
 	if (wait)
 	{
 		INSTR_TIME_SET_CURRENT(elapsed);
@@ -451,8 +538,16 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 		ApInterconnectWait();
 		{
 			size_t		before = conn->rend - conn->rstart;
+			char	   *err = NULL;
+			int			r = ApConnTryFill(conn, &err);
 
-			(void) ApConnFill(conn);
+			if (r < 0)
+			{
+				ap_disk_failed(ds, conn, err != NULL ? err : "it closed the connection");
+				continue;
+			}
+			if (r > 0)
+				conn->last_heard = GetCurrentTimestamp();
 			ApInterconnectCharge((conn->rend - conn->rstart) - before);
 		}
 		for (;;)
@@ -466,6 +561,8 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 				break;
 		}
 	}
+	if (wait)
+		ap_check_progress(ds);
 }
 
 /* Every disk (every claimed item) sent Done, or nothing was shipped. */
@@ -514,7 +611,9 @@ ApDiskScanCapable(ApDiskScan *ds, uint32 caps)
 {
 	for (int i = 0; i < ds->conns->nconns; i++)
 	{
-		if ((ds->conns->conns[i].capabilities & caps) != caps)
+		/* a failed disk's units are the host's anyway */
+		if (!ds->conns->conns[i].failed &&
+			(ds->conns->conns[i].capabilities & caps) != caps)
 			return false;
 	}
 	return true;
@@ -597,11 +696,18 @@ ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
 	ds->req->ndisks = ds->nvdisks;
 	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
 	f.scan = ds->req;
-	/* from here on, closing the socket must also cancel the disk's scan */
-	conn->scanning = true;
-	ApSendFrame(ds->conns, conn, &f);
 	ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
 										   (uint32) ds->nvdisks, conn->vdisk);
+	/* a disk that could not be reached or refused: the host reads its units */
+	if (conn->failed)
+	{
+		ap_disk_failed(ds, conn, conn->failure);
+		return;
+	}
+	/* from here on, closing the socket must also cancel the disk's scan */
+	conn->scanning = true;
+	conn->last_heard = GetCurrentTimestamp();
+	ApSendFrame(ds->conns, conn, &f);
 }
 
 /* Send the ScanRequest carrying prog in mode to every connected disk. */
@@ -734,6 +840,12 @@ ap_claim_items(ApDiskScan *ds)
 		if (ApStripeBlocks(ds->nblocks, ds->stripe_pages, ps->nitems, item) == 0)
 			continue;
 		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item);
+		if (conn->failed)
+		{
+			ds->nactive++;		/* ap_disk_failed gives it back */
+			ap_disk_failed(ds, conn, conn->failure);
+			continue;
+		}
 		if ((conn->capabilities & ds->caps) != ds->caps)
 		{
 			ApConnClose(conn);

@@ -41,6 +41,7 @@ typedef struct ApHostStats
 	double		wait_ms;			/* time blocked waiting for disks */
 	uint64		work_items;			/* parallel: work items claimed */
 	uint64		items_on_host;		/* of those, read on the host (disk lacked a capability) */
+	uint64		disks_taken_over;	/* disks whose units the host read after they failed */
 	uint64		pages_received;		/* pages mode: pages the disks shipped */
 	uint64		page_tuples;		/* pages mode: tuples on them */
 	uint64		page_tuples_visible;	/* pages mode: of those, visible */

@@ -86,6 +86,12 @@ ApExplainTextFallback(const ApHostStats *h, ExplainState *es)
 					 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
 					 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
 					 h->fallback_blocks);
+	/* disks that failed before sending anything: the host read their units */
+	if (h->disks_taken_over > 0)
+	{
+		ApExplainTextLine(es, "Disks Taken Over");
+		appendStringInfo(es->str, UINT64_FORMAT "\n", h->disks_taken_over);
+	}
 }
 
 /* Bytes read per byte shipped; 0 if nothing was shipped. */
@@ -262,6 +268,7 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Xid Requests", NULL, h->xid_requests, es);
+		ExplainPropertyUInteger("Disks Taken Over", NULL, h->disks_taken_over, es);
 		if (s->css.ss.ps.plan->parallel_aware)
 		{
 			ExplainPropertyUInteger("Work Items", NULL, h->work_items, es);

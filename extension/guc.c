@@ -24,6 +24,8 @@
 #define AP_STRIPE_PAGES_MIN			1
 #define AP_DIRECT_IO_DEFAULT		false
 #define AP_CONNECT_TIMEOUT_MS_MIN	10
+#define AP_DISK_TIMEOUT_MS_DEFAULT	30000
+#define AP_DISK_TIMEOUT_MS_MAX		3600000
 #define AP_CONNECT_TIMEOUT_MS_MAX	600000
 #define AP_DISK_CPU_RATIO_MIN		0.01
 #define AP_DISK_CPU_RATIO_MAX		100.0
@@ -50,6 +52,7 @@ int			active_pg_batch_kb = AP_BATCH_KB_DEFAULT;
 bool		active_pg_direct_io = AP_DIRECT_IO_DEFAULT;
 int			active_pg_queue_depth = AP_QUEUE_DEPTH_DEFAULT;
 int			active_pg_connect_timeout_ms = AP_CONNECT_TIMEOUT_MS_DEFAULT;
+int			active_pg_disk_timeout_ms = AP_DISK_TIMEOUT_MS_DEFAULT;
 double		active_pg_disk_cpu_ratio = AP_DISK_CPU_RATIO_DEFAULT;
 int			active_pg_disk_media_mbps = 0;
 int			active_pg_disk_memory_mb = 0;
@@ -74,7 +77,17 @@ ap_check_stripe_pages(int *newval, void **extra, GucSource source)
 	return true;
 }
 
-/* Validate the disk list with the client's own parser. */
+/* active_pg.disk_timeout: 0 (no bound) or at least four disk heartbeats. */
+static bool
+ap_check_disk_timeout(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 0 || *newval >= 4 * AP_HEARTBEAT_MS)
+		return true;
+	GUC_check_errdetail("active_pg.disk_timeout must be 0 or at least %d ms (four heartbeats of a disk).",
+						4 * AP_HEARTBEAT_MS);
+	return false;
+}
+
 /* active_pg.bloom_bytes: 0 or a filter size both sides can lay out (ap_bloom.h). */
 static bool
 ap_check_bloom_bytes(int *newval, void **extra, GucSource source)
@@ -86,6 +99,7 @@ ap_check_bloom_bytes(int *newval, void **extra, GucSource source)
 	return false;
 }
 
+/* Validate the disk list with the client's own parser. */
 static bool
 ap_check_disks(char **newval, void **extra, GucSource source)
 {
@@ -191,6 +205,14 @@ ApGucInit(void)
 							AP_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("active_pg.disk_timeout",
+							"How long a scanning disk may send nothing before the host takes its work over.",
+							"A scanning disk sends a heartbeat every second; 0 waits forever.",
+							&active_pg_disk_timeout_ms,
+							AP_DISK_TIMEOUT_MS_DEFAULT, 0, AP_DISK_TIMEOUT_MS_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							ap_check_disk_timeout, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.connect_timeout_ms",
 							"How long a backend keeps trying to reach a disk.",

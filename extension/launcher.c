@@ -179,6 +179,7 @@ ap_start_disk(int i, const char *diskd_path)
 	char		ratiobuf[32];
 	char		membuf[16];
 	char		ndbuf[16];
+	char		connbuf[16];
 	char	   *argv[24];
 	int			argc;
 	char	  **env;
@@ -197,7 +198,15 @@ ap_start_disk(int i, const char *diskd_path)
 	argv[6] = idbuf;
 	argv[7] = "--queue-depth";
 	argv[8] = qdbuf;
-	argc = 9;
+	/*
+	 * Room for every backend and worker the server may run, each with two
+	 * scans open at once (a join of two pushed scans, an open cursor); a
+	 * disk that still refuses (BUSY) is taken over by the host.
+	 */
+	snprintf(connbuf, sizeof(connbuf), "%d", Min(2 * MaxBackends + 16, AP_DISKD_MAX_CONNECTIONS));
+	argv[9] = "--max-connections";
+	argv[10] = connbuf;
+	argc = 11;
 	/* the emulation settings (issue 7): off unless configured */
 	if (active_pg_disk_media_mbps > 0)
 	{

@@ -42,12 +42,21 @@
 #define AP_SCAN_MODE_ACTIVE			0	/* run the program at the disk */
 #define AP_SCAN_MODE_PAGES			1	/* ship raw pages; the host does the work */
 
+/*
+ * A scanning disk that has sent nothing for this long sends an empty
+ * Fallback frame, its heartbeat: the host's active_pg.disk_timeout (at least
+ * four heartbeats) then tells a stopped disk from a slow one.
+ */
+#define AP_HEARTBEAT_MS				1000
+
 /* Limits a daemon enforces on a ScanRequest */
 #define AP_MAX_COLUMNS				1600	/* MaxHeapAttributeNumber */
 #define AP_MAX_EXPR_DEPTH			200
 #define AP_MAX_EXPR_NODES			100000
 #define AP_STRIPE_PAGES_MAX			131072	/* one 1 GB segment of 8 kB pages */
 #define AP_NDISKS_MAX				64
+/* A daemon's --max-connections, at most (a thread each) */
+#define AP_DISKD_MAX_CONNECTIONS	4096
 #define AP_BATCH_BYTES_DEFAULT		(256u * 1024u)
 #define AP_BATCH_BYTES_MAX			(8u * 1024u * 1024u)
 #define AP_QUEUE_DEPTH_MIN			8
