@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use ActivePg::Disks;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
@@ -30,32 +33,8 @@ is($node->safe_psql('postgres',
 	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
 	$expected, 'pushed-down result before the crash');
 
-# the daemons' pids, from the process table
-sub disk_pids
-{
-	my $dd = $node->data_dir;
-	my @pids;
-	for my $p (glob('/proc/[0-9]*'))
-	{
-		open(my $fh, '<', "$p/cmdline") or next;
-		local $/;
-		my $cmd = <$fh> // '';
-		close $fh;
-		my @argv = split /\0/, $cmd;
-		next unless @argv && $argv[0] =~ /diskd$/;
-		next unless grep { $_ eq $dd } @argv;
-		push @pids, ($p =~ m{/(\d+)$})[0];
-	}
-	return sort { $a <=> $b } @pids;
-}
 
-my @pids;
-for (1 .. 100)
-{
-	@pids = disk_pids();
-	last if @pids == 4;
-	usleep(100_000);
-}
+my @pids = wait_for_disks($node, 4);
 is(scalar(@pids), 4, 'the launcher runs 4 disk daemons');
 
 # a slow scan (many rows shipped) so that the kill lands mid-scan; no
@@ -81,7 +60,7 @@ is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server survived');
 my $restarted = 0;
 for (1 .. 100)
 {
-	my @now = disk_pids();
+	my @now = disk_pids($node);
 	if (@now == 4 && !grep { $_ == $pids[1] } @now) { $restarted = 1; last; }
 	usleep(100_000);
 }
@@ -108,7 +87,7 @@ my $slow = "SELECT count(*), sum(a.id) FROM big a JOIN big b USING (id) WHERE a.
 like($node->safe_psql('postgres', $parallel . "EXPLAIN (COSTS OFF) $slow"),
 	qr/Parallel Custom Scan \(ActiveScan\)/, 'the slow scan is a parallel ActiveScan');
 is($node->safe_psql('postgres', $parallel . $slow), $expected, 'parallel result before the crash');
-@pids = disk_pids();
+@pids = disk_pids($node);
 $h = $node->background_psql('postgres', on_error_stop => 0);
 $h->query_safe($parallel);
 $h->query_until(qr/started/, "\\echo started\n$slow;\n");
@@ -123,7 +102,7 @@ ok($err =~ /active_pg disk \d+/i || $out =~ /^\Q$expected\E\n/,
 $restarted = 0;
 for (1 .. 100)
 {
-	my @now = disk_pids();
+	my @now = disk_pids($node);
 	if (@now == 4 && !grep { $_ == $pids[2] } @now) { $restarted = 1; last; }
 	usleep(100_000);
 }

@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use ActivePg::Disks;
 
 my $node = PostgreSQL::Test::Cluster->new('leaks');
 $node->init;
@@ -31,20 +34,14 @@ ANALYZE d;
 # Resident set of each disk daemon of this node, in kB.
 sub disk_rss
 {
-	my $dd = $node->data_dir;
 	my %rss;
-	for my $p (glob('/proc/[0-9]*'))
+	for my $pid (disk_pids($node))
 	{
-		open(my $fh, '<', "$p/cmdline") or next;
+		open(my $st, '<', "/proc/$pid/status") or next;
 		local $/;
-		my $cmd = <$fh> // '';
-		close $fh;
-		my @argv = split /\0/, $cmd;
-		next unless @argv && $argv[0] =~ /diskd$/ && grep { $_ eq $dd } @argv;
-		open(my $st, '<', "$p/status") or next;
 		my $status = <$st>;
 		close $st;
-		$rss{$p} = $1 if $status =~ /^VmRSS:\s+(\d+)/m;
+		$rss{"/proc/$pid"} = $1 if $status =~ /^VmRSS:\s+(\d+)/m;
 	}
 	return \%rss;
 }

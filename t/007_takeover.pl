@@ -9,6 +9,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use ActivePg::Disks;
 use Time::HiRes qw(usleep time);
 
 my $node = PostgreSQL::Test::Cluster->new('takeover');
@@ -36,31 +39,8 @@ my %expected;
 $expected{$_} = $node->safe_psql('postgres', "SET active_pg.enable = off; $q{$_}") for keys %q;
 my $forced = "SET active_pg.force_pushdown = on; ";
 
-sub disk_pids
-{
-	my $dd = $node->data_dir;
-	my @pids;
-	for my $p (glob('/proc/[0-9]*'))
-	{
-		open(my $fh, '<', "$p/cmdline") or next;
-		local $/;
-		my $cmd = <$fh> // '';
-		close $fh;
-		my @argv = split /\0/, $cmd;
-		next unless @argv && $argv[0] =~ /diskd$/;
-		next unless grep { $_ eq $dd } @argv;
-		push @pids, ($p =~ m{/(\d+)$})[0];
-	}
-	return sort { $a <=> $b } @pids;
-}
 
-my @pids;
-for (1 .. 100)
-{
-	@pids = disk_pids();
-	last if @pids == 4;
-	usleep(100_000);
-}
+my @pids = wait_for_disks($node, 4);
 is(scalar(@pids), 4, 'the launcher runs 4 disk daemons');
 
 # 1. a stopped daemon (it accepts connections, never answers)
@@ -85,12 +65,7 @@ kill 'CONT', $pids[1];
 # passed by the launcher), so each disk's share takes about 5 s
 $node->append_conf('postgresql.conf', "active_pg.disk_media_mbps = 2\n");
 $node->restart;
-for (1 .. 100)
-{
-	@pids = disk_pids();
-	last if @pids == 4;
-	usleep(100_000);
-}
+@pids = wait_for_disks($node, 4);
 is(scalar(@pids), 4, 'the launcher runs 4 slow disk daemons');
 
 # 2. a disk stopped in the middle of a scan, before it sent anything (a

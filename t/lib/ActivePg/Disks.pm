@@ -1,0 +1,45 @@
+# Helpers shared by the TAP tests: the disk daemons of a test node.
+package ActivePg::Disks;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use Time::HiRes qw(usleep);
+
+our @EXPORT = qw(disk_pids wait_for_disks);
+
+# The pids of the diskd processes serving $node's data directory, sorted.
+sub disk_pids
+{
+	my ($node) = @_;
+	my $dd = $node->data_dir;
+	my @pids;
+	for my $p (glob('/proc/[0-9]*'))
+	{
+		open(my $fh, '<', "$p/cmdline") or next;
+		local $/;
+		my $cmd = <$fh> // '';
+		close $fh;
+		my @argv = split /\0/, $cmd;
+		next unless @argv && $argv[0] =~ /diskd$/;
+		next unless grep { $_ eq $dd } @argv;
+		push @pids, ($p =~ m{/(\d+)$})[0];
+	}
+	return sort { $a <=> $b } @pids;
+}
+
+# Wait up to 10 s until $n daemons serve $node; their pids.
+sub wait_for_disks
+{
+	my ($node, $n) = @_;
+	my @pids;
+	for (1 .. 100)
+	{
+		@pids = disk_pids($node);
+		last if @pids == $n;
+		usleep(100_000);
+	}
+	return @pids;
+}
+
+1;
