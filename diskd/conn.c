@@ -31,6 +31,13 @@
 
 /* How long a client may take to say Hello after connecting. */
 #define CONN_HELLO_TIMEOUT_MS		10000
+/*
+ * How long an authenticated connection may sit idle between requests: a
+ * backend closes its connections when a scan ends, so only a client that
+ * hoards connections waits longer.  (A scan suspended by an open cursor is
+ * not idle: the disk is inside the scan, blocked on sending.)
+ */
+#define CONN_IDLE_TIMEOUT_MS		60000
 /* How long a frame that has started arriving may stall between bytes. */
 #define CONN_STALL_TIMEOUT_MS		30000
 /* Receive buffers above this are freed after each frame. */
@@ -441,7 +448,12 @@ ap_conn_serve(int fd)
 			ActivePg__Frame *f;
 			int			rc;
 
-			rc = ap_conn_recv(c, &f, -1);
+			rc = ap_conn_recv(c, &f, CONN_IDLE_TIMEOUT_MS);
+			if (rc == -ETIMEDOUT)
+			{
+				(void) conn_fail(c, AP_ERR_PROTOCOL, rc, "connection idle for too long");
+				break;
+			}
 			if (rc < 0)
 				break;
 			switch (f->msg_case)
