@@ -19,13 +19,16 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "ap_auth.h"
 #include "ap_frame_check.h"
 #include "diskd.h"
 
@@ -355,27 +358,76 @@ ap_conn_cancel_requested(ApConn *c)
 	return true;
 }
 
-/* Compare secrets without leaking the position of the first difference. */
-static bool
-secret_matches(const char *expected, const char *given)
+/* n random bytes from the kernel; 0 or -1. */
+static int
+ap_random_bytes(unsigned char *buf, size_t n)
 {
-	size_t		elen = strlen(expected);
-	size_t		glen = given ? strlen(given) : 0;
-	unsigned char diff = (elen != glen);
-	size_t		i;
+	size_t		got = 0;
 
-	for (i = 0; i < elen; i++)
-		diff |= (unsigned char) expected[i] ^ (unsigned char) (i < glen ? given[i] : 0);
-	return diff == 0;
+	while (got < n)
+	{
+		ssize_t		r = getrandom(buf + got, n - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t) r;
+	}
+	return 0;
 }
 
-/* First frame: Hello with our version and the secret; 0 if the client may proceed. */
+/*
+ * Log a failed authentication, at most once a second with the number of
+ * failures since the last line: a client that guesses does not flood the log.
+ */
+static void
+log_auth_failure(const char *why)
+{
+	static _Atomic uint64_t last_us;
+	static _Atomic uint64_t suppressed;
+	uint64_t	now = ap_mono_us();
+	uint64_t	last = atomic_load(&last_us);
+
+	if (now - last < 1000000 || !atomic_compare_exchange_strong(&last_us, &last, now))
+	{
+		atomic_fetch_add(&suppressed, 1);
+		return;
+	}
+	diskd_log("WARNING", "authentication failed: %s (%llu more failures since the last report)",
+			  why, (unsigned long long) atomic_exchange(&suppressed, 0));
+}
+
+/* An authentication failure: logged (rate-limited), answered, closed. */
+static int
+auth_fail(ApConn *c, const char *why)
+{
+	log_auth_failure(why);
+	if (!c->broken)
+	{
+		(void) send_error_message(c, AP_ERR_AUTH, why);
+		c->broken = true;
+	}
+	return -EACCES;
+}
+
+/*
+ * The handshake: Hello with our version (and, for a daemon with a secret,
+ * the host's nonce), then HelloReply; with a secret, the reply carries our
+ * nonce and proof and the host must answer with Auth and its proof
+ * (proto/ap_auth.c).  0 if the client may proceed.
+ */
 static int
 handshake(ApConn *c)
 {
 	ActivePg__Frame *f;
 	ActivePg__Frame reply = ACTIVE_PG__FRAME__INIT;
 	ActivePg__HelloReply hr = ACTIVE_PG__HELLO_REPLY__INIT;
+	unsigned char client_nonce[AP_AUTH_NONCE_BYTES];
+	unsigned char server_nonce[AP_AUTH_NONCE_BYTES];
+	unsigned char server_proof[AP_SHA256_BYTES];
+	unsigned char expected[AP_SHA256_BYTES];
+	bool		nonce_ok = false;
 	int			rc;
 
 	rc = ap_conn_recv(c, &f, CONN_HELLO_TIMEOUT_MS);
@@ -393,13 +445,27 @@ handshake(ApConn *c)
 				 f->hello->protocol_version, AP_PROTOCOL_VERSION);
 		rc = conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
 	}
-	else if (diskd_config.secret != NULL &&
-			 !secret_matches(diskd_config.secret, f->hello->secret))
-		rc = conn_fail(c, AP_ERR_AUTH, -EACCES, "wrong or missing secret");
+	else if (f->hello->client_nonce.len == AP_AUTH_NONCE_BYTES)
+	{
+		memcpy(client_nonce, f->hello->client_nonce.data, AP_AUTH_NONCE_BYTES);
+		nonce_ok = true;
+	}
 	active_pg__frame__free_unpacked(f, NULL);
 	if (rc < 0)
 		return rc;
-	c->authenticated = true;
+
+	if (diskd_config.secret != NULL)
+	{
+		if (!nonce_ok)
+			return auth_fail(c, "the Hello carries no nonce");
+		if (ap_random_bytes(server_nonce, sizeof(server_nonce)) != 0)
+			return conn_fail(c, AP_ERR_INTERNAL, -EIO, "no random bytes for a nonce");
+		ap_auth_proof(diskd_config.secret, true, client_nonce, server_nonce, server_proof);
+		hr.server_nonce.data = server_nonce;
+		hr.server_nonce.len = sizeof(server_nonce);
+		hr.server_proof.data = server_proof;
+		hr.server_proof.len = sizeof(server_proof);
+	}
 
 	hr.protocol_version = AP_PROTOCOL_VERSION;
 	hr.disk_id = diskd_config.disk_id;
@@ -412,7 +478,31 @@ handshake(ApConn *c)
 	hr.server_version = "diskd 0.1";
 	reply.msg_case = ACTIVE_PG__FRAME__MSG_HELLO_REPLY;
 	reply.hello_reply = &hr;
-	return ap_conn_send(c, &reply);
+	if ((rc = ap_conn_send(c, &reply)) < 0)
+		return rc;
+	if (diskd_config.secret == NULL)
+	{
+		c->authenticated = true;
+		return 0;
+	}
+
+	/* the host's proof, before anything else */
+	rc = ap_conn_recv(c, &f, CONN_HELLO_TIMEOUT_MS);
+	if (rc == -ETIMEDOUT)
+		return auth_fail(c, "no Auth received in time");
+	if (rc < 0)
+		return rc;
+	ap_auth_proof(diskd_config.secret, false, client_nonce, server_nonce, expected);
+	if (f->msg_case != ACTIVE_PG__FRAME__MSG_AUTH)
+		rc = auth_fail(c, "the host did not authenticate (is active_pg.disk_secret set?)");
+	else if (f->auth->proof.len != AP_SHA256_BYTES ||
+			 !ap_auth_equal(f->auth->proof.data, expected, AP_SHA256_BYTES))
+		rc = auth_fail(c, "wrong secret");
+	active_pg__frame__free_unpacked(f, NULL);
+	if (rc < 0)
+		return rc;
+	c->authenticated = true;
+	return 0;
 }
 
 /* Answer a StatsRequest with the daemon's cumulative counters. */

@@ -16,10 +16,14 @@
  *   - TCP binds to loopback only unless --listen-any: the daemon reads every
  *     relation of the cluster and must not be reachable from elsewhere by
  *     accident.  A TCP daemon without a secret is allowed but warned about.
+ *   - The secret comes from --secret-file (mode 0600) or ACTIVE_PG_DISK_SECRET,
+ *     never the command line, and never crosses the wire: both sides prove
+ *     they know it (conn.c, proto/ap_auth.c).
  */
 #define _GNU_SOURCE				/* ppoll, accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netdb.h>
@@ -109,8 +113,10 @@ usage(void)
 		   "      --queue-depth N      reads in flight per scan (default %d, %d..%d)\n"
 		   "      --memory-mb N        memory budget per scan in MB (default %d)\n"
 		   "      --max-connections N  concurrent connections (default %d)\n"
-		   "      --secret S           shared secret Hello must carry\n"
-		   "                           (default: $ACTIVE_PG_DISK_SECRET)\n"
+		   "      --secret-file PATH   the shared secret (first line; the file must not be\n"
+		   "                           readable by group or others); default:\n"
+		   "                           $ACTIVE_PG_DISK_SECRET.  Clients prove they know it\n"
+		   "                           and so does the daemon; it never crosses the wire\n"
 		   "      --buffered           default to buffered reads instead of O_DIRECT\n"
 		   "  -h, --help               show this help\n\n"
 		   "Emulation (all off by default: the machine runs at full speed):\n"
@@ -406,6 +412,56 @@ accept_loop(int lfd, bool tcp, const sigset_t *waitmask)
 }
 
 /* Parse flags, check the data directory, listen, and serve until signaled. */
+/*
+ * The secret from the first line of path; NULL (after a FATAL line) if the
+ * file cannot be read, is not a regular file, may be read by group or
+ * others, or holds no secret.
+ */
+static char *
+read_secret_file(const char *path)
+{
+	char		buf[1024];
+	struct stat st;
+	ssize_t		n;
+	char	   *nl;
+	int			fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+	{
+		diskd_log("FATAL", "could not open secret file \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	{
+		diskd_log("FATAL", "secret file \"%s\" is not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+	{
+		diskd_log("FATAL", "secret file \"%s\" has group or other permissions (mode %04o); use chmod 0600",
+				  path, (unsigned) (st.st_mode & 07777));
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+	{
+		diskd_log("FATAL", "could not read secret file \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	buf[n] = '\0';
+	if ((nl = strpbrk(buf, "\r\n")) != NULL)
+		*nl = '\0';
+	if (buf[0] == '\0')
+	{
+		diskd_log("FATAL", "secret file \"%s\" holds no secret on its first line", path);
+		return NULL;
+	}
+	return strdup(buf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -419,6 +475,7 @@ main(int argc, char **argv)
 		{"memory-mb", required_argument, NULL, 'm'},
 		{"max-connections", required_argument, NULL, 'c'},
 		{"secret", required_argument, NULL, 'S'},
+		{"secret-file", required_argument, NULL, 'F'},
 		{"buffered", no_argument, NULL, 'b'},
 		{"media-mbps", required_argument, NULL, 'M'},
 		{"cpu-ratio", required_argument, NULL, 'R'},
@@ -432,6 +489,7 @@ main(int argc, char **argv)
 	int			opt;
 	int			lfd;
 	const char *env_secret;
+	char	   *secret_file = NULL;
 	uint32_t	emulated_disks = 1;
 
 	diskd_config.data_dir = NULL;
@@ -478,7 +536,13 @@ main(int argc, char **argv)
 															   1, DISKD_MAX_CONN_MAX);
 				break;
 			case 'S':
-				diskd_config.secret = optarg;
+				diskd_log("FATAL", "--secret is not accepted: a command line is visible to every local user; "
+						  "use --secret-file PATH (mode 0600) or ACTIVE_PG_DISK_SECRET");
+				return 2;
+			case 'F':
+				if ((secret_file = read_secret_file(optarg)) == NULL)
+					return 2;
+				diskd_config.secret = secret_file;
 				break;
 			case 'b':
 				diskd_config.direct_io_default = false;
@@ -575,7 +639,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (listen_tcp != NULL && diskd_config.secret == NULL)
-		diskd_log("WARNING", "listening on TCP without a secret: any local user can read the cluster's relations (set --secret or ACTIVE_PG_DISK_SECRET)");
+		diskd_log("WARNING", "listening on TCP without a secret: any local user can read the cluster's relations (set --secret-file or ACTIVE_PG_DISK_SECRET)");
 
 	diskd_log("LOG", "listening on %s%s (data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
 			  listen_socket_path ? "unix:" : "tcp:",

@@ -631,10 +631,63 @@ ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 	unsigned char *buf;
 	size_t		total;
 
+	if (!pg_strong_random(c->client_nonce, sizeof(c->client_nonce)))
+	{
+		*err = pstrdup("could not generate a random nonce");
+		return false;
+	}
 	hello.protocol_version = AP_PROTOCOL_VERSION;
-	hello.secret = active_pg_disk_secret != NULL ? active_pg_disk_secret : "";
+	hello.client_nonce.data = c->client_nonce;
+	hello.client_nonce.len = sizeof(c->client_nonce);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
 	f.hello = &hello;
+	buf = ap_pack_frame(&f, &total);
+	if (!ap_send_bytes(c, buf, total, deadline, err))
+		return false;
+	pfree(buf);
+	return true;
+}
+
+/*
+ * With active_pg.disk_secret set, the disk must prove it knows the secret
+ * (server_proof over both nonces: an impostor that took over a disk's
+ * address cannot), and then we prove it too, in an Auth frame the daemon
+ * checks before anything else (proto/ap_auth.c).  Without a secret a daemon
+ * that has one refuses our first request.  A wrong proof raises
+ * ERRCODE_INVALID_PASSWORD; transport failures return false with *err.
+ */
+static bool
+ap_authenticate(ApDiskConn *c, const ActivePg__HelloReply *hr, TimestampTz deadline,
+				char **err)
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Auth auth = ACTIVE_PG__AUTH__INIT;
+	unsigned char expected[AP_SHA256_BYTES];
+	unsigned char proof[AP_SHA256_BYTES];
+	unsigned char *buf;
+	size_t		total;
+
+	if (active_pg_disk_secret == NULL || active_pg_disk_secret[0] == '\0')
+		return true;
+	if (hr->server_nonce.len != AP_AUTH_NONCE_BYTES || hr->server_proof.len != AP_SHA256_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PASSWORD),
+				 errmsg("active_pg disk %d did not prove that it knows active_pg.disk_secret", c->disk),
+				 errdetail("The disk at %s answered without a proof: it was started without a secret, or it is not the disk.",
+						   c->address),
+				 errhint("Start the daemon with --secret-file or ACTIVE_PG_DISK_SECRET, or unset active_pg.disk_secret.")));
+	ap_auth_proof(active_pg_disk_secret, true, c->client_nonce, hr->server_nonce.data, expected);
+	if (!ap_auth_equal(hr->server_proof.data, expected, AP_SHA256_BYTES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PASSWORD),
+				 errmsg("active_pg disk %d failed to prove that it knows active_pg.disk_secret", c->disk),
+				 errdetail("The disk at %s holds another secret, or it is not the disk.", c->address),
+				 errhint("Check active_pg.disk_secret against the daemon's secret.")));
+	ap_auth_proof(active_pg_disk_secret, false, c->client_nonce, hr->server_nonce.data, proof);
+	auth.proof.data = proof;
+	auth.proof.len = sizeof(proof);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_AUTH;
+	f.auth = &auth;
 	buf = ap_pack_frame(&f, &total);
 	if (!ap_send_bytes(c, buf, total, deadline, err))
 		return false;
@@ -694,6 +747,11 @@ ap_await_hello_reply(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char *
 				 errmsg("active_pg disk %d speaks protocol version %u, expected %u",
 						c->disk, reply->hello_reply->protocol_version, AP_PROTOCOL_VERSION),
 				 errhint("Install diskd and the extension from the same build.")));
+	if (!ap_authenticate(c, reply->hello_reply, deadline, err))
+	{
+		ApFreeFrame(set, reply);
+		return false;
+	}
 	c->disk_id = reply->hello_reply->disk_id;
 	c->capabilities = reply->hello_reply->capabilities;
 	c->server_version = MemoryContextStrdup(set->cxt,

@@ -14,6 +14,7 @@
 #define AP_CLIENT_H
 
 #include "active_pg.h"
+#include "ap_auth.h"
 
 #include "storage/latch.h"
 
@@ -59,6 +60,7 @@ typedef struct ApDiskConn
 	uint32		disk_id;		/* from HelloReply */
 	uint32		capabilities;	/* AP_CAP_* bits from HelloReply */
 	char	   *server_version; /* from HelloReply */
+	unsigned char client_nonce[AP_AUTH_NONCE_BYTES];	/* of our Hello */
 
 	/* receive buffer: bytes [rstart, rend) not yet consumed */
 	char	   *rbuf;

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define AP_PROTOCOL_VERSION			1
+#define AP_PROTOCOL_VERSION			2	/* 2: mutual authentication (ap_auth.c) */
 
 #define AP_FRAME_HEADER_BYTES		4
 /* Hard limit of one frame on both sides (the snapshot's xip dominates requests). */

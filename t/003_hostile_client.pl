@@ -38,7 +38,8 @@ sub fint { my ($f, $v) = @_; return varint($f << 3) . varint($v); }
 sub fmsg { my ($f, $b) = @_; return varint(($f << 3) | 2) . varint(length $b) . $b; }
 sub frame { my ($body) = @_; return pack('N', length $body) . $body; }
 
-my $hello = frame(fmsg(1, fint(1, 1)));
+# Hello: protocol version 2 (proto/ap_wire.h), no nonce needed by a daemon without a secret
+my $hello = frame(fmsg(1, fint(1, 2)));
 
 # Connect, send raw bytes, read what comes back until EOF or timeout.
 sub exchange

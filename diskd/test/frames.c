@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "ap_auth.h"
 #include "ap_frame_check.h"
 #include "diskd.h"
 #include "testutil.h"
@@ -168,17 +169,60 @@ closed_by_daemon(Session *s)
 	return recv(s->client, &c, 1, 0) == 0;
 }
 
+/* The nonce of the session's Hello (a fixed one: the daemon's must be fresh). */
+static unsigned char test_nonce[AP_AUTH_NONCE_BYTES] = "the host's nonce, 32 bytes long";
+
 static void
-send_hello(Session *s, uint32_t version, const char *secret)
+send_hello(Session *s, uint32_t version)
 {
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 	ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
 
 	h.protocol_version = version;
-	h.secret = (char *) secret;
+	h.client_nonce.data = test_nonce;
+	h.client_nonce.len = sizeof(test_nonce);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
 	f.hello = &h;
 	send_frame(s, &f);
+}
+
+/*
+ * The host's side of the authenticated handshake with secret: Hello, check
+ * the daemon's proof (which must match check_with), answer with Auth.  The
+ * daemon's reply is returned in *server_nonce; false if its proof is wrong.
+ */
+static bool
+authenticate(Session *s, const char *check_with, const char *prove_with,
+			 unsigned char server_nonce[AP_AUTH_NONCE_BYTES])
+{
+	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	ActivePg__Auth a = ACTIVE_PG__AUTH__INIT;
+	ActivePg__Frame *r;
+	unsigned char expected[AP_SHA256_BYTES];
+	unsigned char proof[AP_SHA256_BYTES];
+	bool		ok;
+
+	send_hello(s, AP_PROTOCOL_VERSION);
+	r = recv_frame(s);
+	if (r == NULL || r->msg_case != ACTIVE_PG__FRAME__MSG_HELLO_REPLY ||
+		r->hello_reply->server_nonce.len != AP_AUTH_NONCE_BYTES ||
+		r->hello_reply->server_proof.len != AP_SHA256_BYTES)
+	{
+		if (r)
+			active_pg__frame__free_unpacked(r, NULL);
+		return false;
+	}
+	memcpy(server_nonce, r->hello_reply->server_nonce.data, AP_AUTH_NONCE_BYTES);
+	ap_auth_proof(check_with, true, test_nonce, server_nonce, expected);
+	ok = ap_auth_equal(r->hello_reply->server_proof.data, expected, AP_SHA256_BYTES);
+	active_pg__frame__free_unpacked(r, NULL);
+	ap_auth_proof(prove_with, false, test_nonce, server_nonce, proof);
+	a.proof.data = proof;
+	a.proof.len = sizeof(proof);
+	f.msg_case = ACTIVE_PG__FRAME__MSG_AUTH;
+	f.auth = &a;
+	send_frame(s, &f);
+	return ok;
 }
 
 /* Hello, expecting HelloReply. */
@@ -188,7 +232,7 @@ handshake_ok(Session *s)
 	ActivePg__Frame *f;
 	bool		ok;
 
-	send_hello(s, AP_PROTOCOL_VERSION, "");
+	send_hello(s, AP_PROTOCOL_VERSION);
 	f = recv_frame(s);
 	ok = f != NULL && f->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY &&
 		f->hello_reply->protocol_version == AP_PROTOCOL_VERSION;
@@ -271,7 +315,7 @@ test_handshake_rules(void)
 	ActivePg__ScanRequest scan = ACTIVE_PG__SCAN_REQUEST__INIT;
 
 	session_start(&s);
-	send_hello(&s, 99, "");
+	send_hello(&s, 99);
 	CHECK_EQ(next_error_code(&s), AP_ERR_UNSUPPORTED);
 	session_end(&s);
 
@@ -283,22 +327,77 @@ test_handshake_rules(void)
 	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
 	session_end(&s);
 
-	/* secret required and wrong */
+	/*
+	 * A daemon with a secret: it proves it knows the secret without sending
+	 * it, and refuses a host that cannot prove it, that sends a request
+	 * instead of Auth, or whose Hello has no nonce.
+	 */
 	diskd_config.secret = "s3cret";
-	session_start(&s);
-	send_hello(&s, AP_PROTOCOL_VERSION, "guess");
-	CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
-	session_end(&s);
-	session_start(&s);
-	send_hello(&s, AP_PROTOCOL_VERSION, "s3cret");
 	{
-		ActivePg__Frame *r = recv_frame(&s);
+		unsigned char sn[AP_AUTH_NONCE_BYTES];
+		unsigned char sn2[AP_AUTH_NONCE_BYTES];
+		ActivePg__StatsRequest sr = ACTIVE_PG__STATS_REQUEST__INIT;
+		ActivePg__Frame *r;
 
+		/* the right secret: both proofs hold, the connection serves */
+		session_start(&s);
+		CHECK(authenticate(&s, "s3cret", "s3cret", sn));
+		f.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REQUEST;
+		f.stats_request = &sr;
+		send_frame(&s, &f);
+		r = recv_frame(&s);
+		CHECK(r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_STATS_REPLY);
+		if (r)
+			active_pg__frame__free_unpacked(r, NULL);
+		session_end(&s);
+
+		/* a host with another secret sees a wrong proof and is refused */
+		session_start(&s);
+		CHECK(!authenticate(&s, "guess", "guess", sn2));
+		CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
+		session_end(&s);
+		/* fresh nonces: the daemon's differs between connections */
+		CHECK(memcmp(sn, sn2, sizeof(sn)) != 0);
+
+		/* a request instead of Auth */
+		session_start(&s);
+		send_hello(&s, AP_PROTOCOL_VERSION);
+		r = recv_frame(&s);
 		CHECK(r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY);
 		if (r)
 			active_pg__frame__free_unpacked(r, NULL);
+		f.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REQUEST;
+		f.stats_request = &sr;
+		send_frame(&s, &f);
+		CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
+		session_end(&s);
+
+		/* a Hello without a nonce */
+		session_start(&s);
+		{
+			ActivePg__Frame hf = ACTIVE_PG__FRAME__INIT;
+			ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
+
+			h.protocol_version = AP_PROTOCOL_VERSION;
+			hf.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
+			hf.hello = &h;
+			send_frame(&s, &hf);
+		}
+		CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
+		session_end(&s);
+
+		/* a thousand wrong tries are answered and the daemon still serves */
+		for (int i = 0; i < 1000; i++)
+		{
+			session_start(&s);
+			(void) authenticate(&s, "guess", "guess", sn2);
+			CHECK_EQ(next_error_code(&s), AP_ERR_AUTH);
+			session_end(&s);
+		}
+		session_start(&s);
+		CHECK(authenticate(&s, "s3cret", "s3cret", sn));
+		session_end(&s);
 	}
-	session_end(&s);
 	diskd_config.secret = NULL;
 
 	/* a Cancel outside a scan is ignored; the connection keeps serving */
@@ -307,7 +406,7 @@ test_handshake_rules(void)
 	f.msg_case = ACTIVE_PG__FRAME__MSG_CANCEL;
 	f.cancel = &cancel;
 	send_frame(&s, &f);
-	send_hello(&s, AP_PROTOCOL_VERSION, "");	/* Hello twice: out of order */
+	send_hello(&s, AP_PROTOCOL_VERSION);	/* Hello twice: out of order */
 	CHECK_EQ(next_error_code(&s), AP_ERR_PROTOCOL);
 	session_end(&s);
 }
@@ -429,7 +528,7 @@ test_hello_emulation(void)
 	diskd_config.media_mbps = 12;
 	diskd_config.cpu_ratio = 0.25;
 	session_start(&s);
-	send_hello(&s, AP_PROTOCOL_VERSION, "");
+	send_hello(&s, AP_PROTOCOL_VERSION);
 	r = recv_frame(&s);
 	CHECK(r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY);
 	if (r != NULL && r->msg_case == ACTIVE_PG__FRAME__MSG_HELLO_REPLY)
@@ -793,23 +892,22 @@ test_hostile_shapes(void)
 		CHECK(ap_frame_check(bad, sizeof(bad), AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0);
 	}
 
-	/* before the handshake a frame must be Hello-sized: a 16 kB secret is refused */
+	/* before the handshake a frame must be Hello-sized: a 16 kB nonce is refused */
 	{
 		ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 		ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
-		char	   *secret = malloc(16384);
+		unsigned char *big = calloc(16384, 1);
 
-		memset(secret, 'x', 16383);
-		secret[16383] = '\0';
 		h.protocol_version = AP_PROTOCOL_VERSION;
-		h.secret = secret;
+		h.client_nonce.data = big;
+		h.client_nonce.len = 16384;
 		f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
 		f.hello = &h;
 		session_start(&s);
 		send_frame(&s, &f);
 		CHECK_EQ(next_error_code(&s), AP_ERR_FRAME_TOO_BIG);
 		session_end(&s);
-		free(secret);
+		free(big);
 	}
 
 	/* and the daemon still serves */
@@ -817,6 +915,46 @@ test_hostile_shapes(void)
 	CHECK(handshake_ok(&s));
 	session_end(&s);
 	free(buf);
+}
+
+/* SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 4231 cases 1, 2 and 6). */
+static void
+test_auth_vectors(void)
+{
+	unsigned char out[AP_SHA256_BYTES];
+	unsigned char key[131];
+	char		hex[2 * AP_SHA256_BYTES + 1];
+	unsigned char p1[AP_SHA256_BYTES];
+	unsigned char p2[AP_SHA256_BYTES];
+	unsigned char n1[AP_AUTH_NONCE_BYTES] = {1};
+	unsigned char n2[AP_AUTH_NONCE_BYTES] = {2};
+
+#define HEX(o) do { for (int i_ = 0; i_ < AP_SHA256_BYTES; i_++) sprintf(hex + 2 * i_, "%02x", (o)[i_]); } while (0)
+	ap_sha256("abc", 3, out);
+	HEX(out);
+	CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+	memset(key, 0x0b, 20);
+	ap_hmac_sha256(key, 20, "Hi There", 8, out);
+	HEX(out);
+	CHECK(strcmp(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7") == 0);
+	ap_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, out);
+	HEX(out);
+	CHECK(strcmp(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843") == 0);
+	memset(key, 0xaa, 131);
+	ap_hmac_sha256(key, 131, "Test Using Larger Than Block-Size Key - Hash Key First", 54, out);
+	HEX(out);
+	CHECK(strcmp(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54") == 0);
+#undef HEX
+	/* the two proofs differ, and each depends on both nonces and the secret */
+	ap_auth_proof("s", true, n1, n2, p1);
+	ap_auth_proof("s", false, n1, n2, p2);
+	CHECK(!ap_auth_equal(p1, p2, AP_SHA256_BYTES));
+	ap_auth_proof("s", true, n2, n1, p2);
+	CHECK(!ap_auth_equal(p1, p2, AP_SHA256_BYTES));
+	ap_auth_proof("t", true, n1, n2, p2);
+	CHECK(!ap_auth_equal(p1, p2, AP_SHA256_BYTES));
+	ap_auth_proof("s", true, n1, n2, p2);
+	CHECK(ap_auth_equal(p1, p2, AP_SHA256_BYTES));
 }
 
 int
@@ -828,6 +966,7 @@ main(void)
 	diskd_config.max_connections = 8;
 	diskd_config.direct_io_default = true;
 
+	test_auth_vectors();
 	test_bad_lengths();
 	test_garbage_and_truncation();
 	test_handshake_rules();
