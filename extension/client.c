@@ -616,6 +616,19 @@ ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err)
 
 /* ---------------- handshake ---------------- */
 
+/* Send one handshake frame before deadline; false with *err on failure. */
+static bool
+ap_send_handshake_frame(ApDiskConn *c, const ActivePg__Frame *f, TimestampTz deadline, char **err)
+{
+	size_t		total;
+	unsigned char *buf = ap_pack_frame(f, &total);
+
+	if (!ap_send_bytes(c, buf, total, deadline, err))
+		return false;
+	pfree(buf);
+	return true;
+}
+
 /*
  * Hello/HelloReply on a connected socket, bounded by deadline, in two
  * halves so that ApConnectAll sends every Hello before it waits for any
@@ -628,8 +641,6 @@ ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 {
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
 	ActivePg__Hello hello = ACTIVE_PG__HELLO__INIT;
-	unsigned char *buf;
-	size_t		total;
 
 	if (!pg_strong_random(c->client_nonce, sizeof(c->client_nonce)))
 	{
@@ -641,11 +652,7 @@ ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 	hello.client_nonce.len = sizeof(c->client_nonce);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
 	f.hello = &hello;
-	buf = ap_pack_frame(&f, &total);
-	if (!ap_send_bytes(c, buf, total, deadline, err))
-		return false;
-	pfree(buf);
-	return true;
+	return ap_send_handshake_frame(c, &f, deadline, err);
 }
 
 /*
@@ -664,8 +671,6 @@ ap_authenticate(ApDiskConn *c, const ActivePg__HelloReply *hr, TimestampTz deadl
 	ActivePg__Auth auth = ACTIVE_PG__AUTH__INIT;
 	unsigned char expected[AP_SHA256_BYTES];
 	unsigned char proof[AP_SHA256_BYTES];
-	unsigned char *buf;
-	size_t		total;
 
 	if (active_pg_disk_secret == NULL || active_pg_disk_secret[0] == '\0')
 		return true;
@@ -688,11 +693,7 @@ ap_authenticate(ApDiskConn *c, const ActivePg__HelloReply *hr, TimestampTz deadl
 	auth.proof.len = sizeof(proof);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_AUTH;
 	f.auth = &auth;
-	buf = ap_pack_frame(&f, &total);
-	if (!ap_send_bytes(c, buf, total, deadline, err))
-		return false;
-	pfree(buf);
-	return true;
+	return ap_send_handshake_frame(c, &f, deadline, err);
 }
 
 /* The second half: wait for HelloReply (see ap_handshake). */
