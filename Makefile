@@ -2,14 +2,18 @@
 # protobuf-c code generated from proto/active_pg.proto (linked into both).
 #
 #   make              build extension and diskd
-#   make install      install active_pg.so, the SQL script and bin/diskd
+#   make install      install active_pg.so, the SQL scripts and the disk
+#                     daemon as bin/active_pg_diskd (next to postgres)
+#   make uninstall    remove all of them again
+#   make installcheck the regression tests against a running server that
+#                     preloads active_pg with active_pg.ndisks = 4
 #   make test         the whole test suite (scripts/test.sh; as root it also
 #                     installs packages and runs the suite as user postgres)
 #   make bench        the benchmark (bench/tpcd/run)
 
 EXTENSION = active_pg
 MODULE_big = active_pg
-DATA = sql/active_pg--0.1.sql
+DATA = $(wildcard sql/active_pg--*.sql)
 PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
 
 EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
@@ -28,10 +32,11 @@ PG_CPPFLAGS = -Iproto -Iextension
 PG_CFLAGS = -Wall -Werror -Wno-declaration-after-statement
 SHLIB_LINK = -lprotobuf-c
 
-# Regression tests: run by scripts/test.sh against a temporary instance that
-# preloads the library (see scripts/test.sh); listed here for installcheck.
+# Regression tests (sql/, expected/): `make installcheck` runs them against a
+# running server configured as scripts/regress.conf is (active_pg preloaded,
+# active_pg.ndisks = 4, max_prepared_transactions >= 2); scripts/test.sh starts
+# such a server and runs installcheck.  001_setup creates the extension.
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/active_pg--%,$(sort $(wildcard sql/*.sql))))
-REGRESS_OPTS = --load-extension=active_pg
 
 EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h
 
@@ -52,9 +57,15 @@ all: diskd-build
 diskd-build: proto/active_pg.pb-c.c proto/active_pg.pb-c.h
 	$(MAKE) -C diskd
 
+# The daemon's installed name carries the extension's, so that it cannot
+# collide with another program in PostgreSQL's bin directory.
 install: install-diskd
 install-diskd: diskd-build
-	$(INSTALL_PROGRAM) diskd/diskd '$(DESTDIR)$(bindir)/diskd'
+	$(INSTALL_PROGRAM) diskd/diskd '$(DESTDIR)$(bindir)/active_pg_diskd'
+
+uninstall: uninstall-diskd
+uninstall-diskd:
+	rm -f '$(DESTDIR)$(bindir)/active_pg_diskd'
 
 clean: clean-diskd
 clean-diskd:
@@ -66,4 +77,4 @@ test:
 bench:
 	bench/tpcd/run
 
-.PHONY: diskd-build install-diskd clean-diskd test bench
+.PHONY: diskd-build install-diskd uninstall-diskd clean-diskd test bench

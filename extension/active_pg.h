@@ -49,15 +49,15 @@ extern int	active_pg_ndisks;			/* active_pg.ndisks (postmaster) */
 extern int	active_pg_stripe_pages;		/* active_pg.stripe_pages */
 extern char *active_pg_disks;			/* active_pg.disks: hand-started daemons */
 extern char *active_pg_disk_secret;		/* active_pg.disk_secret */
-extern int	active_pg_batch_kb;			/* active_pg.batch_kb */
+extern int	active_pg_batch_kb;			/* active_pg.batch_size, kB */
 extern bool active_pg_direct_io;		/* active_pg.direct_io */
 extern int	active_pg_queue_depth;		/* active_pg.queue_depth */
-extern int	active_pg_connect_timeout_ms;	/* active_pg.connect_timeout_ms */
+extern int	active_pg_connect_timeout_ms;	/* active_pg.connect_timeout, ms */
 extern int	active_pg_disk_timeout_ms;	/* active_pg.disk_timeout */
 extern double active_pg_disk_cpu_ratio;	/* active_pg.disk_cpu_ratio (emulation, cost model) */
-extern int	active_pg_disk_media_mbps;	/* active_pg.disk_media_mbps (emulation, 0 = off) */
-extern int	active_pg_disk_memory_mb;	/* active_pg.disk_memory_mb (emulation, 0 = default) */
-extern int	active_pg_interconnect_mbps;	/* active_pg.interconnect_mbps (0 = off) */
+extern int	active_pg_disk_media_mbps;	/* active_pg.disk_media_mb_per_sec (0 = off) */
+extern int	active_pg_disk_memory_mb;	/* active_pg.disk_memory, MB (0 = default) */
+extern int	active_pg_interconnect_mbps;	/* active_pg.interconnect_mb_per_sec (0 = off) */
 extern int	active_pg_scan_mode;		/* active_pg.scan_mode: AP_SCAN_MODE_* */
 extern int	active_pg_host_cores;		/* active_pg.host_cores (0 = sysconf) */
 
@@ -160,5 +160,7 @@ bool		ApLauncherRegistered(void);
 /* Socket path (relative to the data directory) of the launcher's disk i. */
 void		ApDiskSocketPath(int disk, char *buf, size_t buflen);
 #define AP_SOCKET_DIR				"active_pg"
+/* the disk daemon's name in PostgreSQL's bin directory (Makefile installs it) */
+#define AP_DISKD_PROGRAM			"active_pg_diskd"
 
 #endif							/* ACTIVE_PG_H */

@@ -534,7 +534,7 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 		}
 		if (!(ev->events & WL_SOCKET_READABLE) || conn == NULL || conn->done)
 			continue;
-		/* active_pg.interconnect_mbps: read no faster than the emulated link */
+		/* active_pg.interconnect_mb_per_sec: read no faster than the emulated link */
 		ApInterconnectWait();
 		{
 			size_t		before = conn->rend - conn->rstart;

@@ -162,7 +162,7 @@ ApGucInit(void)
 							"Must be a power of two.",
 							&active_pg_stripe_pages,
 							AP_STRIPE_PAGES_DEFAULT, AP_STRIPE_PAGES_MIN, AP_STRIPE_PAGES_MAX,
-							PGC_USERSET, 0,
+							PGC_SUSET, 0,
 							ap_check_stripe_pages, NULL, NULL);
 
 	DefineCustomStringVariable("active_pg.disks",
@@ -174,19 +174,19 @@ ApGucInit(void)
 							   ap_check_disks, NULL, NULL);
 
 	DefineCustomStringVariable("active_pg.disk_secret",
-							   "Shared secret sent to the disk daemons in the handshake.",
+							   "Shared secret of the hand-started disks: both sides prove they know it (HMAC-SHA256), it never crosses the wire.",
 							   NULL,
 							   &active_pg_disk_secret,
 							   "",
 							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
 							   NULL, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.batch_kb",
+	DefineCustomIntVariable("active_pg.batch_size",
 							"Target size of one row batch sent by a disk.",
-							NULL,
+							"Each disk holds about two batches per scan in memory.",
 							&active_pg_batch_kb,
 							AP_BATCH_KB_DEFAULT, AP_BATCH_KB_MIN, AP_BATCH_KB_MAX,
-							PGC_USERSET, GUC_UNIT_KB,
+							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("active_pg.direct_io",
@@ -195,7 +195,7 @@ ApGucInit(void)
 							 "pages from the page cache, as PostgreSQL does.",
 							 &active_pg_direct_io,
 							 AP_DIRECT_IO_DEFAULT,
-							 PGC_USERSET, 0,
+							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.queue_depth",
@@ -203,7 +203,7 @@ ApGucInit(void)
 							NULL,
 							&active_pg_queue_depth,
 							AP_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
-							PGC_USERSET, 0,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.disk_timeout",
@@ -214,7 +214,7 @@ ApGucInit(void)
 							PGC_USERSET, GUC_UNIT_MS,
 							ap_check_disk_timeout, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.connect_timeout_ms",
+	DefineCustomIntVariable("active_pg.connect_timeout",
 							"How long a backend keeps trying to reach a disk.",
 							NULL,
 							&active_pg_connect_timeout_ms,
@@ -224,10 +224,10 @@ ApGucInit(void)
 							NULL, NULL, NULL);
 
 	/*
-	 * The emulation settings are read by the launcher (diskd flags, from the
-	 * server's configuration) and by the cost model.  They are USERSET so
-	 * that a session may ask the planner "what if the disks were like this"
-	 * (the plan-shape tests do); the daemons follow the configuration file.
+	 * The disks' emulation settings are read by the launcher, which starts
+	 * the daemons with them and restarts the daemons when a reload changes
+	 * them, and by the cost model.  They are reload-only (SIGHUP): a session
+	 * could otherwise plan for disks other than the ones it runs on.
 	 */
 	DefineCustomRealVariable("active_pg.disk_cpu_ratio",
 							 "Speed of a disk's CPU relative to the host's (emulated by the disks and used by the cost model).",
@@ -235,27 +235,28 @@ ApGucInit(void)
 							 &active_pg_disk_cpu_ratio,
 							 AP_DISK_CPU_RATIO_DEFAULT,
 							 AP_DISK_CPU_RATIO_MIN, AP_DISK_CPU_RATIO_MAX,
-							 PGC_USERSET, 0,
+							 PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.disk_media_mbps",
-							"Emulated media rate of each disk in MB/s (0 = off, full speed).",
+	DefineCustomIntVariable("active_pg.disk_media_mb_per_sec",
+							"Emulated media rate of each disk in megabytes (2^20 bytes) per second (0 = off, full speed).",
 							"Passed to the launched disks as --media-mbps; used by the cost model.",
 							&active_pg_disk_media_mbps,
 							0, 0, AP_MEDIA_MBPS_MAX,
-							PGC_USERSET, 0,
+							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.disk_memory_mb",
-							"Emulated memory of each disk in MB (0 = the daemon's default).",
-							"Passed to the launched disks as --memory-mb.",
+	DefineCustomIntVariable("active_pg.disk_memory",
+							"Emulated memory of each disk (0 = the daemon's default).",
+							"Passed to the launched disks as --memory-mb; used by the cost model.",
 							&active_pg_disk_memory_mb,
 							0, 0, AP_DISK_MEMORY_MB_MAX,
-							PGC_USERSET, 0,
+							PGC_SIGHUP, GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("active_pg.interconnect_mbps",
-							"Emulated interconnect rate in MB/s: a backend reads the disks no faster than this in total (0 = off).",
+	/* the interconnect is emulated by each backend: a session may set it */
+	DefineCustomIntVariable("active_pg.interconnect_mb_per_sec",
+							"Emulated interconnect rate in megabytes (2^20 bytes) per second: a backend reads the disks no faster than this in total (0 = off).",
 							NULL,
 							&active_pg_interconnect_mbps,
 							0, 0, AP_INTERCONNECT_MBPS_MAX,
@@ -268,7 +269,7 @@ ApGucInit(void)
 							 &active_pg_scan_mode,
 							 AP_SCAN_MODE_ACTIVE,
 							 ap_scan_mode_options,
-							 PGC_USERSET, 0,
+							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("active_pg.host_cores",
@@ -292,7 +293,7 @@ ApGucInit(void)
 							"When it fills up, the disk ships its partial groups and starts again.",
 							&active_pg_disk_agg_mem,
 							AP_DISK_AGG_MEM_DEFAULT, AP_DISK_AGG_MEM_MIN, AP_DISK_AGG_MEM_MAX,
-							PGC_USERSET, GUC_UNIT_KB,
+							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("active_pg.enable_bloom",

@@ -383,10 +383,10 @@ ApLauncherMain(Datum main_arg)
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s/%s\": %m", DataDir, AP_SOCKET_DIR)));
 
-	/* diskd is installed next to the postgres binary */
+	/* the daemon is installed next to the postgres binary */
 	strlcpy(diskd_path, my_exec_path, sizeof(diskd_path));
 	get_parent_directory(diskd_path);
-	strlcat(diskd_path, "/diskd", sizeof(diskd_path));
+	strlcat(diskd_path, "/" AP_DISKD_PROGRAM, sizeof(diskd_path));
 
 	ap_nchildren = active_pg_ndisks;
 	for (i = 0; i < ap_nchildren; i++)
@@ -415,6 +415,9 @@ ApLauncherMain(Datum main_arg)
 				ereport(LOG,
 						(errmsg("active_pg launcher restarts the disks for new emulation settings")));
 				ap_stop_disks();
+				/* a reconfiguration is not a failure: not counted in restarts */
+				for (i = 0; i < ap_nchildren; i++)
+					ap_children[i].ever_started = false;
 				ap_started_media_mbps = active_pg_disk_media_mbps;
 				ap_started_cpu_ratio = active_pg_disk_cpu_ratio;
 				ap_started_memory_mb = active_pg_disk_memory_mb;

@@ -130,7 +130,7 @@ int			ApModelCores(void);
 /* ---------- interconnect emulation (model.c) ---------- */
 
 /*
- * Token bucket of active_pg.interconnect_mbps for this backend: before
+ * Token bucket of active_pg.interconnect_mb_per_sec for this backend: before
  * reading a disk's socket, ApInterconnectWait sleeps on the latch while the
  * bucket is in debt (interrupts are served); after reading, charge the bytes.
  * Both are no-ops when the setting is 0.

@@ -5,11 +5,11 @@
  *
  * Rules of this file:
  *   - Each function asks every configured disk on its own short connection
- *     (no retry, bounded by active_pg.connect_timeout_ms) and reports a disk
+ *     (no retry, bounded by active_pg.connect_timeout) and reports a disk
  *     that does not answer as a row, never as an error.
  *   - The counters live in the disks (StatsRequest/StatsReply, since each
  *     daemon started); the SRF asks every disk on its own short connection,
- *     bounded by active_pg.connect_timeout_ms, and reports a disk that does
+ *     bounded by active_pg.connect_timeout, and reports a disk that does
  *     not answer (or lacks AP_CAP_STATS) as a row with NULL counters, never
  *     as an error: the view is for monitoring a system that may be broken.
  *   - Restarts are the launcher's knowledge, not the disks' (a restarted

@@ -2,7 +2,8 @@
 # The whole active_pg test suite on a fresh Debian 12 machine:
 #   1. install missing packages, build, install (extension, SQL, diskd)
 #   2. diskd unit tests (C), then again under AddressSanitizer and UBSan
-#   3. pg_regress tests (sql/ + expected/) on a temporary instance with 4 disks
+#   3. pg_regress tests (sql/ + expected/): make installcheck against a
+#      temporary server with 4 disks
 #   4. isolation specs (specs/) on a temporary instance
 #   5. TAP tests (t/*.pl): clusters, crashes, restarts, real pages
 #   6. PostgreSQL's own regression suite, differential (scripts/pgsuite.sh)
@@ -81,11 +82,19 @@ REGRESS_TESTS=$(cd "$WORK/sql" && ls *.sql | grep -v '^active_pg--' | sed 's/\.s
 # ACTIVE_PG_TAP="t/002_disk_crash.pl" (or "none"), ACTIVE_PG_ISOLATION=0.
 # CI sets none of them and runs everything.
 REGRESS_TESTS=${ACTIVE_PG_REGRESS:-$REGRESS_TESTS}
-(cd "$WORK" && as_pguser "$PG_PGXS_DIR/src/test/regress/pg_regress" \
-	--bindir="$PG_BINDIR" --temp-instance="$WORK/tmp_check_regress" \
-	--temp-config="$WORK/scripts/regress.conf" --inputdir="$WORK" \
-	--outputdir="$WORK" --dbname=contrib_regression $REGRESS_TESTS)
+# `make installcheck` against a server configured as scripts/regress.conf
+# says, as a user would run it against theirs.
+REGDIR="$WORK/tmp_check_regress"
+REGPORT=${ACTIVE_PG_REGRESS_PORT:-54391}
+as_pguser mkdir -p "$REGDIR"
+as_pguser initdb -A trust -D "$REGDIR/data" >"$REGDIR/initdb.log" 2>&1
+as_pguser sh -c "cat '$WORK/scripts/regress.conf' >>'$REGDIR/data/postgresql.conf'"
+as_pguser pg_ctl -D "$REGDIR/data" -l "$REGDIR/server.log" -w \
+	-o "-p $REGPORT -k $REGDIR -c listen_addresses=''" start >/dev/null
+as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" installcheck REGRESS="$REGRESS_TESTS" \
+	EXTRA_REGRESS_OPTS="--host=$REGDIR --port=$REGPORT"
 rc=$?
+as_pguser pg_ctl -D "$REGDIR/data" -m fast stop >/dev/null
 [ $rc -ne 0 ] && [ -f "$WORK/regression.diffs" ] && head -200 "$WORK/regression.diffs"
 status "regression tests" $rc
 

@@ -5,7 +5,7 @@ SET active_pg.stripe_pages = 4;
 -- bb is small (2.7 MB): with full-speed disks on a small machine the cost
 -- model (model.c) keeps such a scan on the host; the plan shapes below are
 -- about where a filter goes, so the disks sit behind a slow link here
-SET active_pg.interconnect_mbps = 50;
+SET active_pg.interconnect_mb_per_sec = 50;
 
 CREATE TABLE bb (id int, i2 int2, i4 int4, i8 int8, d date, n numeric,
 				 t text, v varchar(20), c char(6), nk int, pad text);

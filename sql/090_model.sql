@@ -36,21 +36,31 @@ EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
 -- non-selective query: every row crosses anyway and the disks' CPUs are
 -- slower than the host's, so the host plan wins
-SET active_pg.disk_media_mbps = 15;
-SET active_pg.disk_cpu_ratio = 0.1;
+-- (the disks' emulation is reload-only: the launcher restarts the daemons
+-- with it, and every session plans for the disks that run)
+SET active_pg.disk_media_mb_per_sec = 15;
+ALTER SYSTEM SET active_pg.disk_media_mb_per_sec = 15;
+ALTER SYSTEM SET active_pg.disk_cpu_ratio = 0.1;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+SHOW active_pg.disk_media_mb_per_sec;
 EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
 
 -- the same drives behind a 10 MB/s interconnect and a selective query: the
 -- traditional server waits for every page to cross the link, the disks
 -- ship 0.1% of it
-SET active_pg.interconnect_mbps = 10;
-SET active_pg.disk_cpu_ratio = 0.5;
+SET active_pg.interconnect_mb_per_sec = 10;
+ALTER SYSTEM SET active_pg.disk_cpu_ratio = 0.5;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
 EXPLAIN (COSTS OFF) SELECT id FROM m_big WHERE k = 7;
 -- even a query that keeps every row ships less than its pages (projection)
 EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
-RESET active_pg.interconnect_mbps;
-RESET active_pg.disk_cpu_ratio;
-RESET active_pg.disk_media_mbps;
+RESET active_pg.interconnect_mb_per_sec;
+ALTER SYSTEM RESET active_pg.disk_cpu_ratio;
+ALTER SYSTEM RESET active_pg.disk_media_mb_per_sec;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
 
 -- ActiveAgg is costed by the same model: it pays when the disks turn many
 -- rows into few groups; with about one group per row every row still crosses
@@ -64,8 +74,10 @@ EXPLAIN (COSTS OFF) SELECT DISTINCT k FROM m_big;
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host), one group per
 -- row: PostgreSQL's HashAggregate (over whichever scan is cheaper: both
 -- are bound by the same drives)
-SET active_pg.disk_media_mbps = 15;
-SET active_pg.disk_cpu_ratio = 0.1;
+ALTER SYSTEM SET active_pg.disk_media_mb_per_sec = 15;
+ALTER SYSTEM SET active_pg.disk_cpu_ratio = 0.1;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
 SELECT x FROM (SELECT active_pg_explain_lines(
 	'EXPLAIN (COSTS OFF) SELECT id, count(*), sum(v) FROM m_big GROUP BY id') x) y
 	WHERE x ~ 'Aggregate|Active';
@@ -74,8 +86,10 @@ SELECT x FROM (SELECT active_pg_explain_lines(
 	WHERE x ~ 'Aggregate|Active|Unique';
 -- the same drives behind a 10 MB/s interconnect: 1000 groups cross instead
 -- of the pages
-SET active_pg.interconnect_mbps = 10;
-SET active_pg.disk_cpu_ratio = 0.5;
+SET active_pg.interconnect_mb_per_sec = 10;
+ALTER SYSTEM SET active_pg.disk_cpu_ratio = 0.5;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
 EXPLAIN (COSTS OFF) SELECT k, count(*), sum(v) FROM m_big GROUP BY k;
 -- ... but with one group per row, ActiveScan ships fewer bytes (id and v,
 -- with the row's TID) than the partial groups (three states), and
@@ -91,9 +105,11 @@ SELECT p->>'Custom Plan Provider' AS node, (p->>'Model Partial Groups')::float8 
 	(p->>'Model Active Time')::float8 < (p->>'Model Traditional Time')::float8 AS active_faster,
 	(p->>'Model Merge Time')::float8 > 0 AS merges
 FROM (SELECT active_pg_explain_lines('EXPLAIN (VERBOSE, FORMAT JSON) SELECT k, count(*), sum(v) FROM m_big GROUP BY k')::json->0->'Plan' AS p) j;
-RESET active_pg.interconnect_mbps;
-RESET active_pg.disk_cpu_ratio;
-RESET active_pg.disk_media_mbps;
+RESET active_pg.interconnect_mb_per_sec;
+ALTER SYSTEM RESET active_pg.disk_cpu_ratio;
+ALTER SYSTEM RESET active_pg.disk_media_mb_per_sec;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
 RESET work_mem;
 
 -- the model's prediction is in EXPLAIN (VERBOSE) with costs

@@ -1,4 +1,4 @@
--- The host's interconnect emulation (active_pg.interconnect_mbps: a token
+-- The host's interconnect emulation (active_pg.interconnect_mb_per_sec: a token
 -- bucket in the receive path of every disk scan, model.c): a scan that ships
 -- a known number of bytes through it runs at the set rate.  Benchmark-style:
 -- about 16 MB of pages (the distributed-device mode ships every page) at
@@ -27,9 +27,9 @@ END $$;
 
 SET active_pg.force_pushdown = on;
 SET active_pg.scan_mode = 'pages';
-SET active_pg.interconnect_mbps = 4;
+SET active_pg.interconnect_mb_per_sec = 4;
 CREATE TEMP TABLE throttled AS SELECT * FROM ic_scan();
-RESET active_pg.interconnect_mbps;
+RESET active_pg.interconnect_mb_per_sec;
 CREATE TEMP TABLE free AS SELECT * FROM ic_scan();
 RESET active_pg.scan_mode;
 RESET active_pg.force_pushdown;

@@ -122,7 +122,7 @@ is($node->safe_psql('postgres',
 
 # all disks down: the host reads every stripe unit itself (takeover), the
 # answer is stock's, and the server log names the disk and why
-$node->append_conf('postgresql.conf', "active_pg.disks = 'unix:/nonexistent/disk.sock'\nactive_pg.connect_timeout_ms = 200\n");
+$node->append_conf('postgresql.conf', "active_pg.disks = 'unix:/nonexistent/disk.sock'\nactive_pg.connect_timeout = 200\n");
 $node->reload;
 my $logstart = -s $node->logfile;
 ($ret, $stdout, $stderr) = $node->psql('postgres',

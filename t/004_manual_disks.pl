@@ -32,11 +32,11 @@ chmod 0644, $secret_file;
 
 # the secret is refused on the command line and from a file others can read
 my ($out, $err) = ('', '');
-IPC::Run::run([ "$bindir/diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1",
+IPC::Run::run([ "$bindir/active_pg_diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1",
 	'--secret', 's3cret' ], '>', \$out, '2>', \$err);
 like($err, qr/--secret is not accepted: a command line is visible to every local user/,
 	'diskd refuses a secret on its command line');
-IPC::Run::run([ "$bindir/diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1",
+IPC::Run::run([ "$bindir/active_pg_diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1",
 	'--secret-file', $secret_file ], '>', \$out, '2>', \$err);
 like($err, qr/has group or other permissions \(mode 0644\); use chmod 0600/,
 	'diskd refuses a secret file others can read');
@@ -48,7 +48,7 @@ for my $i (0, 1)
 	my $port = $i == 0 ? $p1 : $p2;
 	my $log = $node->basedir . "/diskd$i.log";
 	my $h = IPC::Run::start(
-		[ "$bindir/diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$port",
+		[ "$bindir/active_pg_diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$port",
 		  '--disk-id', $i, '--secret-file', $secret_file ],
 		'>', $log, '2>&1');
 	push @daemons, $h;
@@ -89,10 +89,10 @@ $_->kill_kill for @daemons;
 $node->append_conf('postgresql.conf', "active_pg.disk_secret = 's3cret'\n");
 $node->reload;
 my $impostor = IPC::Run::start(
-	[ "$bindir/diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1", '--disk-id', 0 ],
+	[ "$bindir/active_pg_diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p1", '--disk-id', 0 ],
 	'>', $node->basedir . '/impostor.log', '2>&1');
 my $second = IPC::Run::start(
-	[ "$bindir/diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p2", '--disk-id', 1,
+	[ "$bindir/active_pg_diskd", '-D', $node->data_dir, '--listen', "127.0.0.1:$p2", '--disk-id', 1,
 	  '--secret-file', $secret_file ],
 	'>', $node->basedir . '/diskd1b.log', '2>&1');
 usleep(300_000);

@@ -19,7 +19,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'active_pg'
 active_pg.ndisks = 4
-active_pg.connect_timeout_ms = 1000
+active_pg.connect_timeout = 1000
 max_parallel_workers_per_gather = 0
 });
 $node->start;
@@ -63,7 +63,7 @@ kill 'CONT', $pids[1];
 
 # 2. and 3. need slow disks: emulated media at 2 MB/s (a daemon setting,
 # passed by the launcher), so each disk's share takes about 5 s
-$node->append_conf('postgresql.conf', "active_pg.disk_media_mbps = 2\n");
+$node->append_conf('postgresql.conf', "active_pg.disk_media_mb_per_sec = 2\n");
 $node->restart;
 @pids = wait_for_disks($node, 4);
 is(scalar(@pids), 4, 'the launcher runs 4 slow disk daemons');

@@ -168,9 +168,9 @@ class Cluster:
 
     def set_disks(self, d, a):
         self.psql("ALTER SYSTEM SET active_pg.ndisks = %d" % d)
-        self.psql("ALTER SYSTEM SET active_pg.disk_media_mbps = %d" % a.media)
+        self.psql("ALTER SYSTEM SET active_pg.disk_media_mb_per_sec = %d" % a.media)
         self.psql("ALTER SYSTEM SET active_pg.disk_cpu_ratio = %g" % a.cpu_ratio)
-        self.psql("ALTER SYSTEM SET active_pg.interconnect_mbps = %d" % a.interconnect)
+        self.psql("ALTER SYSTEM SET active_pg.interconnect_mb_per_sec = %d" % a.interconnect)
         self.pg_ctl("restart")
         for _ in range(100):
             r = self.psql("SELECT count(*) FILTER (WHERE alive) FROM active_pg.disks()",
@@ -522,7 +522,7 @@ def main():
                        "  (noisy)" if r["noisy"] else ""))
     log("sweep took %.0f s" % (time.time() - t0))
     # leave the cluster at full speed
-    for g in ("disk_media_mbps", "disk_cpu_ratio", "interconnect_mbps", "ndisks"):
+    for g in ("disk_media_mb_per_sec", "disk_cpu_ratio", "interconnect_mb_per_sec", "ndisks"):
         cl.psql("ALTER SYSTEM RESET active_pg.%s" % g)
     cl.pg_ctl("restart")
     write(a, res, disks, queries, cores)
