@@ -82,8 +82,20 @@ diskd_log(const char *level, const char *fmt,...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	n = snprintf(line, sizeof(line), "%s.%03ld diskd[disk %d] %s:  ",
-				 stamp, ts.tv_nsec / 1000000, diskd_disk_id, level);
+	/*
+	 * The layout of PostgreSQL's default log_line_prefix ('%m [%p] '), so
+	 * that the daemons' lines, which go to the server's log, read as the
+	 * server's own to people and to log analysers; the message names the
+	 * disk.
+	 */
+	{
+		char		zone[16];
+
+		strftime(zone, sizeof(zone), "%Z", &tm);
+		n = snprintf(line, sizeof(line), "%s.%03ld %s [%d] %s:  active_pg disk %d: ",
+					 stamp, ts.tv_nsec / 1000000, zone, (int) getpid(), level,
+					 diskd_disk_id);
+	}
 	if (n < 0 || (size_t) n >= sizeof(line))
 		n = 0;
 	va_start(ap, fmt);

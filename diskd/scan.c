@@ -639,7 +639,10 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		}
 		/* most rows of a selective filter end at its range checks */
 		if (s->pre != NULL && prefilter_rejects(s, tup, len, hdr))
+		{
+			s->stats.tuples_filtered++;
 			continue;
+		}
 		if (s->prog.max_attno > (s->blooms.nfilters > 0 ? s->blooms.max_attno : 0) &&
 			ap_tuple_deform_more(&s->desc, tup, len, hdr,
 								 s->blooms.nfilters > 0 ? s->blooms.max_attno : 0,
@@ -657,7 +660,10 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 			continue;
 		}
 		if (pass != AP_TRUE)
+		{
+			s->stats.tuples_filtered++;
 			continue;
+		}
 		if (s->nbatch_max > 0)
 		{
 			/* keep the values (they point into the page); decode the next into a new slot */

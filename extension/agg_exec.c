@@ -648,11 +648,7 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
 		ExplainPropertyFloat("Interconnect Reduction", NULL, ApBytesReduction(&t), 1, es);
-		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk CPU Time", "ms", t.cpu_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk Host Wait Time", "ms", t.host_wait_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
+		ApExplainTimes(&t, h, es);
 		if (es->verbose)
 		{
 			ExplainOpenGroup("Per Disk", "Per Disk", false, es);
@@ -701,6 +697,13 @@ ap_agg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
 
 	ApExplainQuals(&s->css.ss, s->disk_quals, "Disk Filter", ancestors, es);
+	if (es->analyze && s->host.pushdown_scans > 0)
+	{
+		ActivePg__ScanStats t;
+
+		ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, &t);
+		ApExplainDiskRemoved(&s->css.ss.ps, s->disk_quals, &t, es);
+	}
 	if (s->keys != NIL)
 		ExplainPropertyList("Disk Group Key",
 							ApDeparseList(&s->css.ss, s->keys, ancestors, es), es);

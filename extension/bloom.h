@@ -278,4 +278,15 @@ void		ApBloomDiskStats(ApBloomState *bs, int disk, const ActivePg__ScanStats *st
 void		ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 						   const bool *valid, int ndisks, ExplainState *es);
 
+/*
+ * The small sides EXPLAIN shows under the scan: each shared one appears
+ * once, under the Hash's BloomShare, unless ANALYZE saw the scan's own copy
+ * run (the BloomShare then hides its copy).  The scan's custom_ps is set to
+ * the result just before EXPLAIN prints the children; the executor ends
+ * the children through the filters, not custom_ps.
+ */
+List	   *ApBloomExplainChildren(ApBloomState *bs, ExplainState *es);
+/* Did this plan node run?  (ANALYZE; false without instrumentation.) */
+bool		ApPlanStateRan(PlanState *ps);
+
 #endif							/* AP_BLOOM_EXT_H */

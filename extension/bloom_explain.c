@@ -13,10 +13,14 @@
  *     into true matches and false passes, and the measured false-positive
  *     rate (bloom_measure.c) next to the estimate, or why there is none.
  *   - The scan's totals follow: rows probed and dropped, executions skipped.
+ *   - A small side whose rows are shared with the join's Hash (BloomShare)
+ *     exists twice in the plan, and only one copy runs; EXPLAIN shows it
+ *     once: under the Hash, unless ANALYZE saw the scan's copy run.
  */
 #include "postgres.h"
 
 #include "commands/explain.h"
+#include "executor/instrument.h"
 
 #include "active_pg.h"
 #include "bloom.h"
@@ -240,4 +244,30 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 		appendStringInfo(es->str, "; " UINT64_FORMAT " executions skipped (no key)",
 						 bs->skipped_scans);
 	appendStringInfoChar(es->str, '\n');
+}
+
+/* Did this plan node run (ANALYZE)?  Ends its loop as ExplainNode would. */
+bool
+ApPlanStateRan(PlanState *ps)
+{
+	if (ps == NULL || ps->instrument == NULL)
+		return false;
+	InstrEndLoop(ps->instrument);
+	return ps->instrument->nloops > 0;
+}
+
+/* The scan's child plans EXPLAIN prints (see bloom.h). */
+List *
+ApBloomExplainChildren(ApBloomState *bs, ExplainState *es)
+{
+	List	   *shown = NIL;
+
+	for (int i = 0; i < bs->nfilters; i++)
+	{
+		ApBloomFilterState *f = &bs->filters[i];
+
+		if (f->share == 0 || (es->analyze && ApPlanStateRan(f->child)))
+			shown = lappend(shown, f->child);
+	}
+	return shown;
 }

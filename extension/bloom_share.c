@@ -91,6 +91,7 @@ static void ap_share_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *ap_share_exec(CustomScanState *node);
 static void ap_share_end(CustomScanState *node);
 static void ap_share_rescan(CustomScanState *node);
+static void ap_share_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 
 static CustomPathMethods ap_share_path_methods = {
 	.CustomName = "BloomShare",
@@ -108,6 +109,7 @@ static CustomExecMethods ap_share_exec_methods = {
 	.ExecCustomScan = ap_share_exec,
 	.EndCustomScan = ap_share_end,
 	.ReScanCustomScan = ap_share_rescan,
+	.ExplainCustomScan = ap_share_explain,
 };
 
 /* A new share id for a planned level (unique within this backend). */
@@ -447,4 +449,21 @@ void
 ApBloomShareInit(void)
 {
 	RegisterCustomScanMethods(&ap_share_plan_methods);
+}
+
+/*
+ * ExplainCustomScan: when ANALYZE saw this node run but not its child, the
+ * rows came from the filtered scan's copy of the small side, which EXPLAIN
+ * shows there (ApBloomExplainChildren); this copy is left out.
+ */
+static void
+ap_share_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ApShareState *st = (ApShareState *) node;
+
+	if (es->analyze && ApPlanStateRan(&node->ss.ps) && !ApPlanStateRan(st->child))
+	{
+		node->custom_ps = NIL;
+		ExplainPropertyText("Rows From", "the filtered scan's run of this input", es);
+	}
 }

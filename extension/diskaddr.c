@@ -155,12 +155,18 @@ ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg)
 	return n;
 }
 
-/* Human-readable address, palloc'd. */
+/*
+ * Human-readable address, palloc'd.  The launcher's sockets are relative to
+ * the data directory (a backend's working directory) and are shown so:
+ * unix:$PGDATA/active_pg/disk0.sock.
+ */
 char *
 ApDiskAddrString(const ApDiskAddr *addr)
 {
 	if (addr->is_tcp)
 		return psprintf("tcp:%s:%d", addr->host, addr->port);
+	if (addr->path[0] != '/')
+		return psprintf("unix:$PGDATA/%s", addr->path);
 	return psprintf("unix:%s", addr->path);
 }
 

@@ -260,6 +260,7 @@ ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 	d->tuples_seen += st->tuples_seen;
 	d->tuples_visible += st->tuples_visible;
 	d->tuples_passed += st->tuples_passed;
+	d->tuples_filtered += st->tuples_filtered;
 	d->tuples_fallback += st->tuples_fallback;
 	d->pages_fallback += st->pages_fallback;
 	d->xids_resolved += st->xids_resolved;

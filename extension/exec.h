@@ -130,6 +130,12 @@ void		ApExplainTextFallback(const ApHostStats *h, ExplainState *es);
 void		ApExplainTextInterconnect(const ActivePg__ScanStats *t, ExplainState *es);
 void		ApExplainTextDiskTime(const ActivePg__ScanStats *t, const ApHostStats *h,
 								  ExplainState *es);
+/* ANALYZE, structured formats: the disks' and the host's times in ms. */
+void		ApExplainTimes(const ActivePg__ScanStats *t, const ApHostStats *h,
+						   ExplainState *es);
+/* ANALYZE: "Rows Removed by Disk Filter" per loop, as for a Filter. */
+void		ApExplainDiskRemoved(PlanState *ps, List *disk_quals,
+								 const ActivePg__ScanStats *t, ExplainState *es);
 /* ANALYZE text line "Host Mode:", if any execution ran on the host. */
 void		ApExplainTextHostMode(const ApHostStats *h, ExplainState *es);
 

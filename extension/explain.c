@@ -77,15 +77,21 @@ ApExplainQuals(ScanState *ss, List *quals, const char *label, List *ancestors,
 						es);
 }
 
-/* ANALYZE text line: fallback tuples and pages. */
+/* ANALYZE text lines: fallback tuples and pages, disks taken over (if any). */
 void
 ApExplainTextFallback(const ApHostStats *h, ExplainState *es)
 {
-	ApExplainTextLine(es, "Fallback");
-	appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
-					 ", visible " UINT64_FORMAT "), pages " UINT64_FORMAT "\n",
-					 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
-					 h->fallback_blocks);
+	bool		tuples = h->fallback_tids > 0 || h->fallback_fetched > 0;
+
+	if (tuples || h->fallback_blocks > 0)
+		ApExplainTextLine(es, "Fallback");
+	if (tuples)
+		appendStringInfo(es->str, "tuples " UINT64_FORMAT " (fetched " UINT64_FORMAT
+						 ", visible " UINT64_FORMAT ")%s",
+						 h->fallback_tids, h->fallback_fetched, h->fallback_visible,
+						 h->fallback_blocks > 0 ? ", " : "\n");
+	if (h->fallback_blocks > 0)
+		appendStringInfo(es->str, "pages " UINT64_FORMAT "\n", h->fallback_blocks);
 	/* disks that failed before sending anything: the host read their units */
 	if (h->disks_taken_over > 0)
 	{
@@ -131,6 +137,21 @@ ApExplainTextDiskTime(const ActivePg__ScanStats *t, const ApHostStats *h, Explai
 					 t->host_wait_us / 1000.0, h->wait_ms);
 }
 
+/*
+ * ANALYZE, structured formats: the same times as ApExplainTextDiskTime, in
+ * ms, each key meaning one thing: the disks' wait for the host and the
+ * host's wait for the disks are two keys.
+ */
+void
+ApExplainTimes(const ActivePg__ScanStats *t, const ApHostStats *h, ExplainState *es)
+{
+	ExplainPropertyFloat("Disk IO Time", "ms", t->io_us / 1000.0, 3, es);
+	ExplainPropertyFloat("Disk Compute Time", "ms", t->compute_us / 1000.0, 3, es);
+	ExplainPropertyFloat("Disk CPU Time", "ms", t->cpu_us / 1000.0, 3, es);
+	ExplainPropertyFloat("Disk Wait For Host Time", "ms", t->host_wait_us / 1000.0, 3, es);
+	ExplainPropertyFloat("Host Wait For Disks Time", "ms", h->wait_ms, 3, es);
+}
+
 /* ANALYZE text line: executions that ran as a heap scan on the host. */
 void
 ApExplainTextHostMode(const ApHostStats *h, ExplainState *es)
@@ -163,6 +184,25 @@ ap_show_host_removed(ApScanState *s, ExplainState *es)
 	if (nfiltered > 0 || es->format != EXPLAIN_FORMAT_TEXT)
 		ExplainPropertyFloat("Rows Removed by Host Filter", NULL,
 							 nloops > 0 ? nfiltered / nloops : 0.0, 0, es);
+}
+
+/*
+ * Rows the disks' filter rejected, per loop, as show_instrumentation_count
+ * shows a Filter's (text: only when some were).
+ */
+void
+ApExplainDiskRemoved(PlanState *ps, List *disk_quals, const ActivePg__ScanStats *t,
+					 ExplainState *es)
+{
+	Instrumentation *instr = ps->instrument;
+	double		nloops;
+
+	if (!es->analyze || instr == NULL || disk_quals == NIL)
+		return;
+	nloops = instr->nloops > 0 ? instr->nloops : 1;
+	if (t->tuples_filtered > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyFloat("Rows Removed by Disk Filter", NULL,
+							 (double) t->tuples_filtered / nloops, 0, es);
 }
 
 /* The computed projections the disks ship. */
@@ -209,8 +249,10 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		if (h->pushdown_scans > 0)
 		{
 			ApExplainTextLine(es, "Disk Pages");
-			appendStringInfo(es->str, "read " UINT64_FORMAT ", fallback " UINT64_FORMAT "\n",
-							 t.pages_read, t.pages_fallback);
+			appendStringInfo(es->str, "read " UINT64_FORMAT, t.pages_read);
+			if (t.pages_fallback > 0)
+				appendStringInfo(es->str, ", fallback " UINT64_FORMAT, t.pages_fallback);
+			appendStringInfoChar(es->str, '\n');
 			ApExplainTextLine(es, "Disk Tuples");
 			appendStringInfo(es->str, "seen " UINT64_FORMAT ", visible " UINT64_FORMAT
 							 ", passed " UINT64_FORMAT "\n",
@@ -234,18 +276,13 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 									 h->items_on_host);
 				appendStringInfoChar(es->str, '\n');
 			}
-			ApExplainTextLine(es, "Xids Resolved");
-			appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
-							 h->xids_answered, h->xid_requests);
+			if (h->xids_answered > 0 || h->xid_requests > 0)
+			{
+				ApExplainTextLine(es, "Xids Resolved");
+				appendStringInfo(es->str, UINT64_FORMAT " (" UINT64_FORMAT " requests)\n",
+								 h->xids_answered, h->xid_requests);
+			}
 			ApExplainTextInterconnect(&t, es);
-			/* Exadata's per-query summary: what the scan could read vs what crossed */
-			ApExplainTextLine(es, "Bytes Eligible");
-			appendStringInfo(es->str, "%s, Bytes Returned: %s",
-							 ApFormatBytes((double) t.bytes_read),
-							 ApFormatBytes((double) t.bytes_shipped));
-			if (reduction > 0)
-				appendStringInfo(es->str, " (reduction %.0fx)", reduction);
-			appendStringInfoChar(es->str, '\n');
 			ApExplainTextDiskTime(&t, h, es);
 		}
 		ApExplainTextHostMode(h, es);
@@ -281,13 +318,7 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Host Pages Received", NULL, h->pages_received, es);
 		ExplainPropertyUInteger("Host Page Tuples", NULL, h->page_tuples, es);
 		ExplainPropertyUInteger("Host Page Tuples Visible", NULL, h->page_tuples_visible, es);
-		ExplainPropertyUInteger("Bytes Eligible", "bytes", t.bytes_read, es);
-		ExplainPropertyUInteger("Bytes Returned", "bytes", t.bytes_shipped, es);
-		ExplainPropertyFloat("Disk IO Time", "ms", t.io_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk Compute Time", "ms", t.compute_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk CPU Time", "ms", t.cpu_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Disk Host Wait Time", "ms", t.host_wait_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Host Wait Time", "ms", h->wait_ms, 3, es);
+		ApExplainTimes(&t, h, es);
 	}
 }
 
@@ -335,7 +366,7 @@ ap_show_per_disk(ApScanState *s, ExplainState *es)
 		ExplainPropertyFloat("IO Time", "ms", d->io_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Compute Time", "ms", d->compute_us / 1000.0, 3, es);
 		ExplainPropertyFloat("CPU Time", "ms", d->cpu_us / 1000.0, 3, es);
-		ExplainPropertyFloat("Host Wait Time", "ms", d->host_wait_us / 1000.0, 3, es);
+		ExplainPropertyFloat("Wait For Host Time", "ms", d->host_wait_us / 1000.0, 3, es);
 		ExplainPropertyFloat("Wall Time", "ms", d->wall_us / 1000.0, 3, es);
 		ExplainCloseGroup("Disk", NULL, true, es);
 	}
@@ -359,26 +390,38 @@ ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	ApScanState *s = (ApScanState *) node;
 	int			ndisks = s->stats_ndisks > 0 ? s->stats_ndisks : ApConfiguredDiskCount();
-	int			stripe_kb = active_pg_stripe_pages * (BLCKSZ / 1024);
+	/* the stripe unit the scan ran with; before it runs, the one it would */
+	int			stripe_pages = s->ds.stripe_pages > 0 ? (int) s->ds.stripe_pages :
+		active_pg_stripe_pages;
+	int			stripe_kb = stripe_pages * (BLCKSZ / 1024);
 
 	ApExplainQuals(&s->css.ss, s->disk_quals, "Disk Filter", ancestors, es);
+	if (es->analyze && s->host.pushdown_scans > 0)
+	{
+		ActivePg__ScanStats t;
+
+		ApDiskScanSumStats(s->disk_stats, s->disk_stats_valid, s->stats_ndisks, &t);
+		ApExplainDiskRemoved(&s->css.ss.ps, s->disk_quals, &t, es);
+	}
 	ApExplainQuals(&s->css.ss, s->host_quals, "Host Filter", ancestors, es);
 	ap_show_host_removed(s, es);
 	ap_show_disk_output(s, ancestors, es);
 	if (s->bloom != NULL)
+	{
 		ApBloomExplain(s->bloom, s->disk_stats, s->disk_stats_valid, s->stats_ndisks, es);
+		s->css.custom_ps = ApBloomExplainChildren(s->bloom, es);
+	}
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ApExplainTextLine(es, "Disks");
 		appendStringInfo(es->str, "%d  Stripe: %d pages (%d kB)\n",
-						 ndisks, active_pg_stripe_pages, stripe_kb);
+						 ndisks, stripe_pages, stripe_kb);
 	}
 	else
 	{
 		ExplainPropertyInteger("Disks", NULL, ndisks, es);
-		ExplainPropertyInteger("Stripe Pages", NULL, active_pg_stripe_pages, es);
-		ExplainPropertyInteger("Stripe Size", "kB", stripe_kb, es);
+		ExplainPropertyInteger("Stripe Pages", NULL, stripe_pages, es);
 	}
 
 	if (es->verbose)

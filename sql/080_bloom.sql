@@ -351,9 +351,10 @@ SELECT ap_check('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON 
 SELECT ap_share_lines('SELECT p.x, (SELECT sum(length(sbig.pad)) FROM bb JOIN sbig ON bb.i4 = sbig.k WHERE bb.id > p.x) FROM probe p');
 RESET work_mem;
 -- ... and a nested share (the join result ss JOIN s2 as the small side, s2
--- filtered by ss's keys inside it) appears twice in the plan, in the Hash's
+-- filtered by ss's keys inside it) exists twice in the plan, in the Hash's
 -- input and in the copy that is bb's filter's child plan: each filtered
--- scan uses the share of its own copy, so ss runs once
+-- scan uses the share of its own copy, so ss runs once, and EXPLAIN shows
+-- each small side once, the copy that ran
 SET active_pg.bloom_join_results = on;
 SELECT ap_share_lines('SELECT count(*) FROM bb JOIN (ss JOIN s2 ON ss.d = s2.d) ON bb.i4 = ss.k');
 SET active_pg.bloom_join_results = off;

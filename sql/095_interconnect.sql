@@ -22,7 +22,7 @@ BEGIN
 		INTO plan;
 	seconds := (plan->0->>'Execution Time')::float8 / 1000.0;
 	bytes := (plan->0->'Plan'->'Plans'->0->>'Interconnect Bytes Shipped')::float8;
-	disk_wait := (plan->0->'Plan'->'Plans'->0->>'Disk Host Wait Time')::float8 / 1000.0;
+	disk_wait := (plan->0->'Plan'->'Plans'->0->>'Disk Wait For Host Time')::float8 / 1000.0;
 END $$;
 
 SET active_pg.force_pushdown = on;
