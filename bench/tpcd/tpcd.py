@@ -366,6 +366,7 @@ def bench_queries(cl, args, queries, modes):
             if status == "ok":
                 times = [ms for _, ms in execs[1:]] or [execs[0][1]]
                 row["time"][mode] = statistics.median(times)
+                row.setdefault("range", {})[mode] = (min(times), max(times))
                 row["rows"][mode] = execs[0][0]
                 for rows, _ in execs[1:]:
                     if compare(execs[0][0], rows, types) == "MISMATCH":
@@ -597,19 +598,39 @@ def plots(base, res, modes):
     queries = sorted(res)
     x = list(range(len(queries)))
     labels = ["Q%d" % q for q in queries]
+    # the baseline is what a user runs without the extension: stock
+    # PostgreSQL with its default parallel settings when that mode ran
+    base_mode = "parallel" if "parallel" in modes else "serial"
+    shown = [m for m in modes if m != base_mode]
     fig, ax = plt.subplots(figsize=(12, 4.5))
-    width = 0.8 / max(1, len(modes))
-    for i, m in enumerate(modes):
-        ys = []
+    width = 0.8 / max(1, len(shown))
+    for i, m in enumerate(shown):
+        ys, lo, hi = [], [], []
         for q in queries:
-            s, t = res[q]["time"].get("serial"), res[q]["time"].get(m)
-            ys.append(s / t if s and t else 0)
-        ax.bar([xi + (i - (len(modes) - 1) / 2) * width for xi in x], ys, width, label=m)
+            s, t = res[q]["time"].get(base_mode), res[q]["time"].get(m)
+            r = res[q].get("range", {})
+            if s and t:
+                y = s / t
+                tmin, tmax = r.get(m, (t, t))
+                ys.append(y)
+                # the spread of this mode's runs around the baseline's median
+                lo.append(max(0.0, y - s / tmax))
+                hi.append(max(0.0, s / tmin - y))
+            else:
+                ys.append(0)
+                lo.append(0)
+                hi.append(0)
+        ax.bar([xi + (i - (len(shown) - 1) / 2) * width for xi in x], ys, width, label=m,
+               yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xticks(x)
     ax.set_xticklabels(labels)
-    ax.set_ylabel("speedup vs stock serial (warm)")
-    ax.set_title(os.path.basename(base) + ": speedup per query")
+    ax.set_ylabel("speedup over stock %s (warm)" % base_mode)
+    ax.set_title("TPC-H %s, warm: each mode's speedup over stock PostgreSQL (%s) per query\n"
+                 "bar = median of the runs, whisker = fastest to slowest run"
+                 % (os.path.basename(base).split("-")[-1].upper(),
+                    "PostgreSQL's default parallel settings" if base_mode == "parallel"
+                    else "no parallel workers"))
     ax.legend()
     fig.tight_layout()
     fig.savefig(base + "-speedup.png", dpi=110)
@@ -624,7 +645,9 @@ def plots(base, res, modes):
     ax.set_xticks(x)
     ax.set_xticklabels(labels)
     ax.set_ylabel("bytes (log scale)")
-    ax.set_title(os.path.basename(base) + ": bytes per query, active mode (empty = nothing pushed)")
+    ax.set_title("TPC-H %s: bytes the disks read and bytes they shipped to the host, per query, "
+                 "pushdown with the defaults\n(no bar: nothing was pushed down)"
+                 % os.path.basename(base).split("-")[-1].upper())
     ax.legend()
     fig.tight_layout()
     fig.savefig(base + "-bytes.png", dpi=110)
