@@ -354,7 +354,8 @@ ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not send to active_pg disk %d: %s", conn->disk, err),
-				 errdetail("The disk's address is %s.", conn->address)));
+				 errdetail("The disk's address is %s.", conn->address),
+				 errhint("The server log has the disk's own messages; the launcher restarts a disk that died. Retry the query.")));
 	pfree(buf);
 }
 
@@ -442,7 +443,8 @@ ApConnFill(ApDiskConn *conn)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("could not receive from active_pg disk %d: %s", conn->disk, err),
-				 errdetail("The disk's address is %s.", conn->address)));
+				 errdetail("The disk's address is %s.", conn->address),
+				 errhint("The server log has the disk's own messages; the launcher restarts a disk that died. Retry the query.")));
 	}
 	return r > 0;
 }
@@ -559,8 +561,10 @@ ApProtocolError(ApDiskConn *conn, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_PROTOCOL_VIOLATION),
-			 errmsg("protocol violation by active_pg disk %d", conn->disk),
-			 errdetail_internal("%s", detail ? detail : "")));
+			 errmsg("protocol violation by active_pg disk %d at %s", conn->disk, conn->address),
+			 errdetail_internal("%s", detail ? detail : ""),
+			 errhint("Install the extension and %s from the same build, and check that nothing else listens at the disk's address.",
+					 AP_DISKD_PROGRAM)));
 	pg_unreachable();
 }
 
@@ -610,7 +614,8 @@ ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err)
 	ereport(ERROR,
 			(errcode(sqlstate),
 			 errmsg("active_pg disk %d: %s", conn->disk, msg),
-			 errdetail("The disk at %s reported error code %u.", conn->address, err->code)));
+			 errdetail("The disk at %s reported error code %u.", conn->address, err->code),
+			 errhint("The server log has the disk's own messages.")));
 	pg_unreachable();
 }
 
@@ -747,7 +752,7 @@ ap_await_hello_reply(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char *
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("active_pg disk %d speaks protocol version %u, expected %u",
 						c->disk, reply->hello_reply->protocol_version, AP_PROTOCOL_VERSION),
-				 errhint("Install diskd and the extension from the same build.")));
+				 errhint("Install the extension and %s from the same build.", AP_DISKD_PROGRAM)));
 	if (!ap_authenticate(c, reply->hello_reply, deadline, err))
 	{
 		ApFreeFrame(set, reply);
