@@ -1,6 +1,6 @@
 /*
  * agg.h
- *	  ActiveAgg: aggregation at the disks (issue 4).
+ *	  ActiveAgg: aggregation at the disks.
  *
  * Files:
  *   agg_planner.c  create_upper_paths_hook: the ActiveAgg path on the grouped

@@ -23,7 +23,7 @@
  * Otherwise nothing is added and PostgreSQL's Agg runs over whichever scan
  * wins (ActiveScan or the host's own).
  *
- * Cost: seed 001's throughput model (model.c, AP_MODEL_OP_AGG), as for
+ * Cost: Riedel's Active Disks throughput model (model.c, AP_MODEL_OP_AGG), as for
  * ActiveScan: the disks read and aggregate (their measured cycles per byte of
  * aggregation), ship their partial groups when they finish (or when their
  * table fills), and the host merges and finalizes them after the scan; see
@@ -613,7 +613,7 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 
 		/*
 		 * SELECT DISTINCT over a plain scan: duplicate elimination at the
-		 * disks is a grouping without aggregates (000's "project").  With
+		 * disks is a grouping without aggregates (Riedel et al.'s "project").  With
 		 * aggregates or GROUP BY the input is already grouped; DISTINCT ON
 		 * keeps one row per key, which is not a grouping.
 		 */

@@ -1,6 +1,6 @@
 /*
  * bloom.h
- *	  The Bloom semi-join of active_pg (issue 5; seeds/000 section 3.3.3):
+ *	  The Bloom semi-join of active_pg (Riedel et al., section 3.3.3):
  *	  the planner offers a join whose big side's ActiveScan carries a Bloom
  *	  filter over the small side's join keys (bloom_planner.c); at its first
  *	  execution the scan runs the small side (a child plan), builds the filter

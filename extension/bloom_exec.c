@@ -16,7 +16,7 @@
  *     actually seen (the planner's estimate only sizes what plain EXPLAIN
  *     shows), capped by active_pg.bloom_max_bytes as it was when planned;
  *     active_pg.bloom_bytes, when set, fixes the size of the filters built
- *     (000's Table 3 compares sizes on one plan, so the planner ignores it).
+ *     (Riedel et al.'s Table 3 compares sizes on one plan, so the planner ignores it).
  *   - The hashes are collected before sizing; past work_mem of them the
  *     filter gets the cap's size at once and keys are inserted as they come.
  *   - A filter without keys means no row of the big side can join: the scan

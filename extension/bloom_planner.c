@@ -1,9 +1,9 @@
 /*
  * bloom_planner.c
  *	  set_join_pathlist_hook: joins whose big side's ActiveScan carries Bloom
- *	  filters of the small sides' join keys (seeds/000 section 3.3.3).
+ *	  filters of the small sides' join keys (Riedel et al., section 3.3.3).
  *
- * Shape (brief section 7 (a)): the big side's ActiveScan gets one child plan
+ * Shape: the big side's ActiveScan gets one child plan
  * per filter (custom_plans) producing a small side's keys; at its first
  * execution it runs the children, builds the filters and ships them with the
  * scan.  PostgreSQL's own Hash Joins above do the exact joins, so a filter

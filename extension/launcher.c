@@ -207,7 +207,7 @@ ap_start_disk(int i, const char *diskd_path)
 	argv[9] = "--max-connections";
 	argv[10] = connbuf;
 	argc = 11;
-	/* the emulation settings (issue 7): off unless configured */
+	/* the emulation settings: off unless configured */
 	if (active_pg_disk_media_mbps > 0)
 	{
 		snprintf(mediabuf, sizeof(mediabuf), "%d", active_pg_disk_media_mbps);

@@ -1,9 +1,9 @@
 /*
  * model.c
- *	  The Active Disks throughput model (seed 001) as the cost model of
+ *	  Riedel's Active Disks throughput model as the cost model of
  *	  active_pg, and the host's interconnect emulation.
  *
- * The model (001's "modified performance model"):
+ * The model (Riedel's "modified performance model"):
  *
  *	traditional  t = max(N_in/(d*r_d), N_in/r_n, N_in*w/s_cpu)
  *	active       t = max(N_in/(d*r_d'), N_out/r_n', N_in*w/(d*s_cpu')) + serial
@@ -57,7 +57,7 @@
  *	- the groups cross when a disk finishes its scan (flushed tables while it
  *	  scans): what is shipped at the end, and the host's merge of it (decode,
  *	  lookup, combine), follow the scan instead of overlapping it, then every
- *	  group is finalized.  That tail is a_merge, added to 001's max like the
+ *	  group is finalized.  That tail is a_merge, added to the model's max like the
  *	  start.  The streamed fraction stays in the max.
  *	- the traditional server runs PostgreSQL's HashAggregate on the host:
  *	  per passing row a lookup and the transition functions, per group a new
@@ -249,7 +249,7 @@ ap_emulated_read_s(double pages, int d, double r_d)
 }
 
 /*
- * 001's active time from r's terms: the slowest of reading, the disks'
+ * The model's active time from r's terms: the slowest of reading, the disks'
  * CPU, the interconnect and the host while the disks scan (net and host:
  * what overlaps the scan), and the cores all of it needs, plus what follows
  * the scan (the groups' merge) and the start.

@@ -1,6 +1,6 @@
 /*
  * model.h
- *	  The Active Disks throughput model (seed 001) as active_pg's cost model.
+ *	  Riedel's Active Disks throughput model as active_pg's cost model.
  *
  *	traditional  t = max(N_in/(d*r_d), N_in/r_n, N_in*w/s_cpu)
  *	active       t = max(N_in/(d*r_d'), N_out/r_n', N_in*w/(d*s_cpu')) + serial

@@ -2,7 +2,7 @@
  * pages.c
  *	  Distributed-device mode of ActiveScan (active_pg.scan_mode = 'pages'):
  *	  the disks ship raw pages of their stripes (PageBatch) and the host
- *	  does all the work, as 003's striped network disks (FNBD) and Riedel's
+ *	  does all the work, as Rauch and Stricker's striped network disks (FNBD) and Riedel's
  *	  "traditional system" would.  The baseline of the scaling experiment:
  *	  same drives, same media rate and interconnect, no disk computation.
  *

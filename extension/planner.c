@@ -31,7 +31,7 @@
  * while the interconnect is emulated: its throttle is per backend, so
  * participants would exceed it together.
  *
- * Cost model: seed 001's throughput model (extension/model.c), which
+ * Cost model: Riedel's Active Disks throughput model (extension/model.c), which
  * predicts the seconds of this scan on the disks and of the host's own Seq
  * Scan of the same input, from the pages and tuples, the disk quals'
  * selectivity and operator count, the shipped width, the number of disks,

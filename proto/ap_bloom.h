@@ -17,7 +17,7 @@
  * values; 9 bits per probe is what a 512-bit block needs).  One cache line
  * per probe whatever k is: the disk pays one memory access per tuple.
  * A filter of 8, 16 or 32 bytes (64, 128 or 256 bits: the small sizes of
- * 000's Table 3) is one narrow block of that many bits, probe i using the top
+ * Riedel et al.'s Table 3) is one narrow block of that many bits, probe i using the top
  * 6, 7 or 8 bits of a; the ap_bloom_*_len functions take either form.
  *
  * Hash.  A seeded chain over 64-bit words w_1..w_n of the key's encoding:

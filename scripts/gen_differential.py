@@ -22,7 +22,7 @@ NULLIF, IS DISTINCT FROM, boolean tests, NULL tests and AND/OR/NOT nesting,
 in WHERE and in the SELECT list; some are prepared statements with $n
 parameters (generic and custom plans).
 
-Then --agg-count more queries (issue 4) aggregate: count(*), count(x),
+Then --agg-count more queries aggregate: count(*), count(x),
 sum/avg over integers and numerics, min/max over integers, numeric(15,2),
 dates, timestamps and text COLLATE "C", bool_and/bool_or, some with FILTER,
 grouped by nothing, by columns or by expressions (or SELECT DISTINCT), with
@@ -695,7 +695,7 @@ GROUP_KEYS = ["b", "k2", "j4 % 7", "id % 13", "j8 % 5", "d2", "tc", "t", "v", "c
 
 
 class AggQueryGen(QueryGen):
-    """Aggregating queries over dt (issue 4), from the same expression
+    """Aggregating queries over dt, from the same expression
     generators as the row queries."""
 
     def agg_arg(self, ty, depth):

@@ -1,4 +1,4 @@
--- Aggregation at the disks (ActiveAgg, issue 4): every aggregate x type x
+-- Aggregation at the disks (ActiveAgg): every aggregate x type x
 -- NULL pattern x empty input x group-key kind compared with active_pg.enable
 -- = off (ap_check(q, true, 'ActiveAgg'): the forced plan must aggregate at
 -- the disks); plan shapes; HAVING/ORDER BY/LIMIT above; FILTER; fallback

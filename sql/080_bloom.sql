@@ -1,4 +1,4 @@
--- Bloom semi-join at the disks (issue 5): the big side's ActiveScan carries a
+-- Bloom semi-join at the disks: the big side's ActiveScan carries a
 -- Bloom filter of the small side's join keys.  Every query is compared with
 -- active_pg.enable = off (ap_check); plan shapes pin where a filter may go.
 SET active_pg.stripe_pages = 4;

@@ -1,4 +1,4 @@
--- The cost model (extension/model.c, seed 001's throughput model), the
+-- The cost model (extension/model.c, Riedel's throughput model), the
 -- distributed-device mode (active_pg.scan_mode = 'pages') and the disk
 -- statistics view.
 SET max_parallel_workers_per_gather = 0;

@@ -1,4 +1,4 @@
-# Generated differential test of the disks' expression language (issue 3).
+# Generated differential test of the disks' expression language.
 #
 # What it proves: for a fixed seed, every one of >= 2000 generated queries
 # (scripts/gen_differential.py) over a table holding every type the disks
@@ -26,7 +26,7 @@
 # Also checked: no generated query fails with a syntax or name-resolution
 # error (the generator is meant to produce valid queries only).
 #
-# Aggregation (issue 4): AP_DIFF_AGG_COUNT (default 1200) more queries group
+# Aggregation: AP_DIFF_AGG_COUNT (default 1200) more queries group
 # and aggregate (see the generator's docstring for which aggregates and keys:
 # only those whose text form does not depend on the order of the input), and
 # at least half of them must run as ActiveAgg.
@@ -44,7 +44,7 @@ use Time::HiRes qw(time);
 my $src = $ENV{ACTIVE_PG_SRC} // '.';
 my $seed = $ENV{AP_DIFF_SEED} // 1;
 my $count = $ENV{AP_DIFF_COUNT} // 3000;
-# aggregating queries (issue 4), numbered after the row queries
+# aggregating queries, numbered after the row queries
 my $agg_count = $ENV{AP_DIFF_AGG_COUNT} // 1200;
 my $rows = $ENV{AP_DIFF_ROWS} // 3000;
 my $regen = "scripts/gen_differential.py --seed $seed --count $count --agg-count $agg_count --rows $rows";

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bloom semi-join benchmark of active_pg (issue 5).  Started by bench/tpcd/bloom.
+"""Bloom semi-join benchmark of active_pg.  Started by bench/tpcd/bloom.
 
 Part 1 reproduces 000's Table 3 ("sizes and selectivities of joins using Bloom
 filters of varying size") on our system.  For TPC-H Q3, Q5, Q9 and Q10, every
@@ -47,7 +47,7 @@ import tpcd  # noqa: E402
 TABLE3_QUERIES = [3, 5, 9, 10]
 # 000's sizes; 16 bytes = 128 bits is one narrow block (proto/ap_bloom.h)
 SIZES = [("128 bits", 16), ("1 kB", 1024), ("8 kB", 8192), ("64 kB", 65536), ("1 MB", 1048576)]
-# 000 Table 3 (seed 000, section 3.3.3), selectivity factors by size, then ideal.
+# 000 Table 3 (Riedel et al., section 3.3.3), selectivity factors by size, then ideal.
 # The seed's text extraction lost cells; blanks are None.
 PAPER_TABLE3 = {
     3: [1.1, 1.0, 1.8, 3.0, 3.0, 4.8],
@@ -240,7 +240,7 @@ def report(args, env, t3, times):
              "16-byte block).  Cells: rows shipped by the scan, and in parentheses the "
              "selectivity factor rows(no filter) / rows(filter) as in 000.  *ideal* = the rows "
              "whose keys truly are in every small side (EXPLAIN ANALYZE's exact key sets).  "
-             "000's factors (seed 000, Table 3; its plans differ from ours) follow each query.")
+             "000's factors (Riedel et al., Table 3; its plans differ from ours) follow each query.")
     for plan, _ in TABLE3_PLANS:
         tq = t3.get(plan, {})
         if not tq:

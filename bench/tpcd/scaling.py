@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Scaling experiment of issue 7: throughput vs number of disks, with drives
-emulated the way seed 000's prototype was built (slow media, slow disk CPUs, a
+"""Scaling experiment: throughput vs number of disks, with drives
+emulated the way Riedel et al.'s prototype was built (slow media, slow disk CPUs, a
 shared interconnect), in the two modes over the same throttled disks:
 
   pages   distributed devices (003's FNBD baseline, Riedel's "traditional
@@ -559,7 +559,7 @@ def write(a, res, disks, queries, cores):
     base = os.path.join(a.out, datetime.date.today().isoformat() + "-scaling" + a.tag)
     with open(base + ".json", "w") as f:
         json.dump(dict(settings=vars(a), cores=cores, host_ns=HOST_NS, results=res), f, indent=1)
-    lines = ["# Scaling: throughput vs number of disks (issue 7)", "",
+    lines = ["# Scaling: throughput vs number of disks", "",
              "Emulated drives: media %d MB/s per disk, disk CPU %.2f x host, interconnect %d MB/s "
              "(shared, enforced at the host); lineitem %d rows (+ part, partsupp, supplier, nation "
              "and the matching orders for the joins); %d cores; %d runs per point, more (up to %d) "

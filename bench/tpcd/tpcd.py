@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TPC-D benchmark driver for active_pg (issue 6).  Started by bench/tpcd/run.
+"""TPC-D benchmark driver for active_pg.  Started by bench/tpcd/run.
 
 One run compares, on the same data, for each TPC-H query Q1-Q22 (--modes):
   serial         stock PostgreSQL, active_pg.enable = off, max_parallel_workers_per_gather = 0
