@@ -41,8 +41,8 @@ import subprocess
 import sys
 import time
 
-from tpcd_common import (FIELD_SEP, FLOAT_REL_TOL, HERE, MODES, PUSHDOWN_PROVIDERS, TABLES, die,
-                         log, psql, run_interleaved, run_session)
+from tpcd_common import (FIELD_SEP, FLOAT_REL_TOL, HERE, MODES, PUSHDOWN_PROVIDERS, TABLES,
+                         PsqlSession, die, log, psql, run_interleaved, run_session)
 from tpcd_pgbench import PGBENCH_MIX, TPCB_CHECKS, pgbench_streams, tpcb_concurrent
 
 
@@ -346,6 +346,65 @@ def show_plans(cl, queries, timeout_s):
         print(r.stdout.rstrip() or r.stderr.rstrip())
 
 
+# Queries of other shapes a session may run before a TPC-H query: selective
+# and unselective scans, aggregates, joins, a long IN list over a computed
+# string (a slow filter at the disks).  The planner must not learn from them.
+OTHER_QUERIES = [
+    "SELECT count(*) FROM lineitem WHERE l_quantity > 49",
+    "SELECT l_returnflag, count(*), avg(l_discount) FROM lineitem GROUP BY 1",
+    "SELECT o_orderpriority, count(*) FROM orders WHERE o_totalprice > 100000 GROUP BY 1",
+    "SELECT count(*) FROM part JOIN partsupp ON p_partkey = ps_partkey WHERE p_size = 3",
+    "SELECT count(*) FROM customer WHERE substring(c_phone, 1, 5) IN (%s)"
+    % ", ".join("'%02d-%02d'" % (10 + i % 25, i % 100) for i in range(400)),
+    "SELECT * FROM nation WHERE n_nationkey = 7",
+]
+
+
+def session_plans(sess, queries):
+    """EXPLAIN (COSTS OFF) of each query in an open PsqlSession."""
+    plans = {}
+    for q in queries:
+        plans[q] = "\n".join(sess.execute("EXPLAIN (COSTS OFF) " + read_query(q) + ";"))
+    return plans
+
+
+def plan_stability(cl, queries, timeout_s):
+    """Plans of the defaults in a fresh session, in that session after it ran
+    every query and OTHER_QUERIES, and in a new session: all must be the same.
+    Returns (summary line, failures)."""
+    pre = MODES["active"] + "\nSET statement_timeout = '%ds';" % timeout_s
+    sess = PsqlSession(cl.conn(), pre)
+    try:
+        fresh = session_plans(sess, queries)
+        for q in queries:
+            sess.execute(read_query(q) + ";")
+        for sql in OTHER_QUERIES:
+            sess.execute(sql + ";")
+        after = session_plans(sess, queries)
+    finally:
+        sess.close()
+    sess = PsqlSession(cl.conn(), pre)
+    try:
+        again = session_plans(sess, queries)
+    finally:
+        sess.close()
+    failures = []
+    for q in queries:
+        if fresh[q] != after[q]:
+            failures.append("Q%d: plan changed after the session ran other queries:\n%s\n-- became --\n%s"
+                            % (q, fresh[q], after[q]))
+        elif fresh[q] != again[q]:
+            failures.append("Q%d: plan differs between two fresh sessions" % q)
+        elif any(PsqlSession.error_line(l) for l in fresh[q].splitlines()):
+            failures.append("Q%d: EXPLAIN failed: %s" % (q, fresh[q]))
+    line = ("Plans: EXPLAIN (COSTS OFF) of the %d queries with the defaults in a fresh session, again "
+            "in that session after it ran all of them and %d other queries, and in a new session: %s."
+            % (len(queries), len(OTHER_QUERIES),
+               "identical" if not failures else "**%d differ**" % len(failures)))
+    log(line)
+    return line, failures
+
+
 def text_plan(cl, sql):
     r = psql(MODES["active"] + "\nEXPLAIN (VERBOSE, COSTS OFF) " + sql + ";", cl.conn(), check=False)
     return r.stdout + r.stderr
@@ -484,6 +543,9 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
              "active vs parallel (>1 = pushdown faster). Disk bytes read, bytes shipped and "
              "reduction come from `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON)` of the active mode "
              "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's." % args.runs)
+    if env_info.get("plans"):
+        L.append("")
+        L.append(env_info["plans"])
     L.append("")
     cols = ["Q"] + ["%s ms" % m for m in modes]
     if args.cold:
@@ -732,6 +794,9 @@ def main():
                         psql("SHOW jit", cl.conn()).stdout.strip(), args.timeout_s)}
         log("running Q%s in modes %s" % (",".join(map(str, queries)), ", ".join(modes)))
         res, failures = bench_queries(cl, args, queries, modes)
+        stability, unstable = plan_stability(cl, queries, args.timeout_s)
+        failures += unstable
+        env_info["plans"] = stability
         streams, tpcb = [], None
         if args.pgbench:
             streams = pgbench_streams(cl, args, [m for m in ("active", "serial", "parallel") if m in modes])
