@@ -17,6 +17,7 @@
 #include "agg.h"
 #include "bloom.h"
 #include "client.h"
+#include "model.h"
 
 #define AP_ENABLE_DEFAULT			true
 #define AP_FORCE_DEFAULT			false
@@ -262,6 +263,38 @@ ApGucInit(void)
 							0, 0, AP_INTERCONNECT_MBPS_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+
+	/*
+	 * The cost model's machine constants, as PostgreSQL's own cost
+	 * constants are settings: measured by active_pg.calibrate(), the same
+	 * for every session unless set, never learned from what ran.
+	 */
+	DefineCustomRealVariable("active_pg.disk_scan_ns_per_byte",
+							 "Cost model: a disk's CPU time to scan one byte of heap (ns, at host speed).",
+							 "Measured by active_pg.calibrate().",
+							 &active_pg_disk_scan_ns_per_byte,
+							 AP_DISK_SCAN_NS_PER_BYTE_DEFAULT,
+							 AP_MODEL_CONSTANT_MIN, AP_MODEL_CONSTANT_MAX,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("active_pg.host_scan_ns_per_byte",
+							 "Cost model: the host's CPU time for a sequential scan of one byte of heap (ns).",
+							 "Measured by active_pg.calibrate().",
+							 &active_pg_host_scan_ns_per_byte,
+							 AP_HOST_SCAN_NS_PER_BYTE_DEFAULT,
+							 AP_MODEL_CONSTANT_MIN, AP_MODEL_CONSTANT_MAX,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("active_pg.disk_start_ms",
+							 "Cost model: time per disk to start a scan (connect, handshake, request; ms).",
+							 "Measured by active_pg.calibrate().",
+							 &active_pg_disk_start_ms,
+							 AP_DISK_START_MS_DEFAULT,
+							 AP_MODEL_CONSTANT_MIN, AP_MODEL_CONSTANT_MAX,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("active_pg.scan_mode",
 							 "How ActiveScan uses the disks: 'active' runs the scan at the disks, 'pages' ships raw pages and does all the work on the host (distributed-device baseline).",

@@ -103,18 +103,29 @@
 #include "model.h"
 
 /*
- * Disk work per input byte at host speed (ns); per operator, net of the
- * quals' operators and of shipping (which the model charges apart).
- * Measured on the development machine over TPC-H SF1, 2026-11-23 (the
- * disks' cpu_us per bytes_read): scan 0.35-0.39, aggregation 0.30-0.33.
- * Constants, never learned from the session's own scans: the same query
- * with the same statistics and settings gets the same plan in every
- * session, whatever ran before (a session that learned from one slow scan
- * used to stop pushing anything down).
+ * Disk work per input byte at host speed, per operator, relative to the
+ * scan's (active_pg.disk_scan_ns_per_byte), net of the quals' operators and
+ * of shipping, which the model charges apart.  On the development machine
+ * over TPC-H SF1 (the disks' cpu_us per bytes_read): scan 0.35-0.39 ns,
+ * aggregation 0.30-0.33 ns.  Nothing here is learned from the session's
+ * own scans: the same query with the same statistics and settings gets the
+ * same plan in every session, whatever ran before.
  */
-static const double ap_w_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
-/* The host's Seq Scan per input byte (visibility, deform through the buffer manager). */
-#define AP_HOST_NS_PER_BYTE			1.8
+static const double ap_w_rel[AP_MODEL_NOPS] = {1.0, 0.875, 1.125};
+
+/*
+ * The machine constants a calibration measures (active_pg.calibrate()):
+ * settings, so that plans depend on nothing but statistics and settings.
+ *   disk_scan_ns_per_byte: a disk's scan per input byte (the scan
+ *     operator's w; the others' are fixed ratios of it, ap_w_rel);
+ *   host_scan_ns_per_byte: the host's Seq Scan per input byte (visibility,
+ *     deform through the buffer manager);
+ *   disk_start_ms: per disk and execution (connect, handshake, request).
+ */
+double		active_pg_disk_scan_ns_per_byte = AP_DISK_SCAN_NS_PER_BYTE_DEFAULT;
+double		active_pg_host_scan_ns_per_byte = AP_HOST_SCAN_NS_PER_BYTE_DEFAULT;
+double		active_pg_disk_start_ms = AP_DISK_START_MS_DEFAULT;
+
 /* One operator (comparison, arithmetic) per tuple, disk or host. */
 #define AP_NS_PER_OP				15.0
 /* Host work per shipped row: unpack, decode into the slot, ExecScan. */
@@ -146,7 +157,6 @@ static const double ap_w_ns[AP_MODEL_NOPS] = {0.4, 0.35, 0.45};
 #define AP_DEVICE_MBPS_BUFFERED		3000.0
 /* Per-execution start: fixed part and per disk (connect, handshake), seconds. */
 #define AP_SERIAL_BASE_S			0.0005
-#define AP_SERIAL_PER_DISK_S		0.00045
 
 #define AP_MB						(1024.0 * 1024.0)
 
@@ -293,10 +303,10 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->emulated = active_pg_disk_media_mbps > 0 || ratio != 1.0;
 	op_ns = Max(in->disk_ops, 0.0) * AP_NS_PER_OP * Max(in->tuples, 0.0);
 	r->w_ops_ns = r->n_in > 0 ? op_ns / r->n_in : 0.0;
-	r->w_ns = ap_w_ns[op] + r->w_ops_ns;
+	r->w_ns = active_pg_disk_scan_ns_per_byte * ap_w_rel[op] + r->w_ops_ns;
 
 	/* ---- traditional server ---- */
-	host_scan_ns = r->n_in * AP_HOST_NS_PER_BYTE + op_ns;
+	host_scan_ns = r->n_in * active_pg_host_scan_ns_per_byte + op_ns;
 	if (agg)
 		/* PostgreSQL's hash aggregation of the passing rows, then its groups */
 		host_scan_ns += Max(in->rows_passed, 0.0) *
@@ -322,7 +332,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 								AP_DEVICE_MBPS_BUFFERED) * AP_MB);
 	/* the busiest disk's share of the work (stripe units go round robin) */
 	imbalance = r->n_in > 0 ? ap_busiest_disk_bytes(in->pages, d) * d / r->n_in : 1.0;
-	r->a_serial = AP_SERIAL_BASE_S + AP_SERIAL_PER_DISK_S * d;
+	r->a_serial = AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * d;
 	r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
 	net_during_scan = r->a_net;
 	if (in->mode == AP_SCAN_MODE_PAGES)

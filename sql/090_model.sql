@@ -223,3 +223,23 @@ DROP FUNCTION plans_now();
 
 DROP TABLE m_big, m_tiny;
 DROP FUNCTION active_pg_explain_lines(text);
+
+-- The model's machine constants are settings, measured on request by
+-- active_pg.calibrate(), which changes nothing itself: it returns the
+-- statements that would apply its measurements
+SELECT setting, current_value > 0 AS has_value, measured > 0 AS measured,
+	statement ~ ('^ALTER SYSTEM SET ' || setting || ' = [0-9.]+$') AS statement_ok
+FROM active_pg.calibrate(scan_rows => 20000, runs => 1);
+SELECT count(*) AS tables_left FROM pg_class WHERE relname LIKE 'calibrate%'
+	AND relnamespace = 'active_pg'::regnamespace;
+SHOW active_pg.disk_scan_ns_per_byte;
+-- a non-default value changes the plan as a cost constant does: disks ten
+-- times slower than the host per byte
+CREATE TABLE m_cal (id int, k int, note text);
+INSERT INTO m_cal SELECT g, g % 1000, 'note ' || g FROM generate_series(1, 100000) g;
+ANALYZE m_cal;
+SET active_pg.disk_scan_ns_per_byte = 20;
+EXPLAIN (COSTS OFF) SELECT id FROM m_cal WHERE k = 7;
+RESET active_pg.disk_scan_ns_per_byte;
+EXPLAIN (COSTS OFF) SELECT id FROM m_cal WHERE k = 7;
+DROP TABLE m_cal;
