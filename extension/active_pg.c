@@ -19,10 +19,6 @@
 
 PG_MODULE_MAGIC;
 
-/* The daemons read relation files with the layout of the server they serve. */
-StaticAssertDecl(BLCKSZ == AP_BLCKSZ, "diskd reads 8 kB pages");
-StaticAssertDecl(RELSEG_SIZE == AP_RELSEG_BLOCKS, "diskd reads 1 GB segment files");
-
 void		_PG_init(void);
 
 /* Library load: define GUCs, install hooks and methods, register the launcher. */
