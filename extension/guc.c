@@ -117,9 +117,9 @@ ap_check_disks(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* Define all GUCs; called once from _PG_init. */
-void
-ApGucInit(void)
+/* Whether and how the planner offers pushdown. */
+static void
+ap_define_planner_settings(void)
 {
 	DefineCustomBoolVariable("active_pg.enable",
 							 "Offers ActiveScan (pushdown of scans to the disk daemons) to the planner.",
@@ -144,7 +144,12 @@ ApGucInit(void)
 							 AP_ENABLE_PARALLEL_DEFAULT,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+}
 
+/* The disks: how many, where, how a scan talks to them. */
+static void
+ap_define_disk_settings(void)
+{
 	/*
 	 * PostgreSQL refuses (FATAL) to define a PGC_POSTMASTER variable after
 	 * start-up; without preloading there is no launcher, so no ndisks either.
@@ -223,7 +228,12 @@ ApGucInit(void)
 							AP_CONNECT_TIMEOUT_MS_MIN, AP_CONNECT_TIMEOUT_MS_MAX,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+}
 
+/* The emulation of slow drives, interconnects and the distributed-device baseline. */
+static void
+ap_define_emulation_settings(void)
+{
 	/*
 	 * The disks' emulation settings are read by the launcher, which starts
 	 * the daemons with them and restarts the daemons when a reload changes
@@ -264,6 +274,20 @@ ApGucInit(void)
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("active_pg.scan_mode",
+							 "How ActiveScan uses the disks: 'active' runs the scan at the disks, 'pages' ships raw pages and does all the work on the host (distributed-device baseline).",
+							 NULL,
+							 &active_pg_scan_mode,
+							 AP_SCAN_MODE_ACTIVE,
+							 ap_scan_mode_options,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+}
+
+/* The cost model's machine constants. */
+static void
+ap_define_model_settings(void)
+{
 	/*
 	 * The cost model's machine constants, as PostgreSQL's own cost
 	 * constants are settings: measured by active_pg.calibrate(), the same
@@ -296,15 +320,6 @@ ApGucInit(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomEnumVariable("active_pg.scan_mode",
-							 "How ActiveScan uses the disks: 'active' runs the scan at the disks, 'pages' ships raw pages and does all the work on the host (distributed-device baseline).",
-							 NULL,
-							 &active_pg_scan_mode,
-							 AP_SCAN_MODE_ACTIVE,
-							 ap_scan_mode_options,
-							 PGC_SUSET, 0,
-							 NULL, NULL, NULL);
-
 	DefineCustomIntVariable("active_pg.host_cores",
 							"CPU cores the host and unemulated disks share, for the cost model (0 = what the system reports).",
 							NULL,
@@ -312,7 +327,12 @@ ApGucInit(void)
 							0, 0, AP_HOST_CORES_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+}
 
+/* Aggregation at the disks (ActiveAgg). */
+static void
+ap_define_agg_settings(void)
+{
 	DefineCustomBoolVariable("active_pg.enable_agg",
 							 "Aggregate at the disks (ActiveAgg) where the optimizer finds it cheaper.",
 							 NULL,
@@ -328,7 +348,12 @@ ApGucInit(void)
 							AP_DISK_AGG_MEM_DEFAULT, AP_DISK_AGG_MEM_MIN, AP_DISK_AGG_MEM_MAX,
 							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
+}
 
+/* Bloom semi-join filters. */
+static void
+ap_define_bloom_settings(void)
+{
 	DefineCustomBoolVariable("active_pg.enable_bloom",
 							 "Offers joins whose big side's scan carries a Bloom filter of the small side's keys.",
 							 NULL,
@@ -369,6 +394,17 @@ ApGucInit(void)
 							AP_BLOOM_BYTES_DEFAULT, 0, AP_BLOOM_BYTES_GUC_MAX,
 							PGC_USERSET, GUC_UNIT_BYTE,
 							ap_check_bloom_bytes, NULL, NULL);
+}
 
+/* Define all GUCs; called once from _PG_init. */
+void
+ApGucInit(void)
+{
+	ap_define_planner_settings();
+	ap_define_disk_settings();
+	ap_define_emulation_settings();
+	ap_define_model_settings();
+	ap_define_agg_settings();
+	ap_define_bloom_settings();
 	MarkGUCPrefixReserved("active_pg");
 }
