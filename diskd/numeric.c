@@ -21,6 +21,7 @@
  */
 #include <string.h>
 
+#include "ap_bytes.h"
 #include "diskd.h"
 #include "numeric_i64.h"
 
@@ -39,16 +40,6 @@
 #define NUMERIC_SHORT_WMASK		0x003F
 #define NUMERIC_DSCALE_MASK		0x3FFF
 #define NBASE					10000
-
-/* Read a little-endian u16 without alignment assumptions. */
-static inline uint16_t
-get_u16(const unsigned char *p)
-{
-	uint16_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* Digit i of a decoded numeric (digits may sit at any address). */
 static inline int
@@ -70,7 +61,7 @@ ap_numeric_decode(const unsigned char *payload, uint32_t len, ApNumeric *out)
 	memset(out, 0, sizeof(*out));
 	if (len < 2)
 		return AP_FALLBACK;
-	h = get_u16(payload);
+	h = ap_read_u16(payload);
 
 	if ((h & NUMERIC_SIGN_MASK) == NUMERIC_SPECIAL)
 	{

@@ -14,6 +14,7 @@
  */
 #include <string.h>
 
+#include "ap_bytes.h"
 #include "diskd.h"
 
 /* Byte offsets of PageHeaderData fields (bufpage.h). */
@@ -42,26 +43,6 @@ static const uint32_t checksum_base_offsets[CHECKSUM_N_SUMS] = {
 	0x783125BB, 0x6CA8EAA2, 0xE407EAC6, 0x4B5CFC3E,
 	0x9FBF8C76, 0x15CA20BE, 0xF2CA9FD3, 0x959BD756
 };
-
-/* Read a little-endian u16 at an arbitrary (possibly unaligned) offset. */
-static inline uint16_t
-get_u16(const unsigned char *p)
-{
-	uint16_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* Read a little-endian u32 at an arbitrary (possibly unaligned) offset. */
-static inline uint32_t
-get_u32(const unsigned char *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* One FNV-1a-derived mixing step; the shift adds diffusion to the high bits. */
 static inline uint32_t
@@ -93,7 +74,7 @@ ap_page_checksum(const unsigned char *page, uint32_t blkno)
 
 		for (int lane = 0; lane < CHECKSUM_N_SUMS; lane++)
 		{
-			uint32_t	w = get_u32(rp + lane * 4);
+			uint32_t	w = ap_read_u32(rp + lane * 4);
 
 			/* word 2 holds pd_checksum (low half) and pd_flags (high half) */
 			if (row == 0 && lane == PD_CHECKSUM_OFF / 4)
@@ -120,7 +101,7 @@ ap_page_checksum(const unsigned char *page, uint32_t blkno)
 int
 ap_page_nitems(const unsigned char *page)
 {
-	uint16_t	lower = get_u16(page + PD_LOWER_OFF);
+	uint16_t	lower = ap_read_u16(page + PD_LOWER_OFF);
 
 	if (lower <= AP_PAGE_HEADER_BYTES)
 		return 0;
@@ -131,7 +112,7 @@ ap_page_nitems(const unsigned char *page)
 bool
 ap_page_all_visible(const unsigned char *page)
 {
-	return (get_u16(page + PD_FLAGS_OFF) & AP_PD_ALL_VISIBLE) != 0;
+	return (ap_read_u16(page + PD_FLAGS_OFF) & AP_PD_ALL_VISIBLE) != 0;
 }
 
 /*
@@ -142,7 +123,7 @@ void
 ap_page_item(const unsigned char *page, int off,
 			 unsigned *lp_flags, unsigned *lp_off, unsigned *lp_len)
 {
-	uint32_t	w = get_u32(page + AP_PAGE_HEADER_BYTES +
+	uint32_t	w = ap_read_u32(page + AP_PAGE_HEADER_BYTES +
 							(size_t) (off - 1) * AP_ITEMID_BYTES);
 
 	*lp_off = w & 0x7FFFu;
@@ -178,18 +159,18 @@ ap_page_is_new(const unsigned char *page)
 ApPageStatus
 ap_page_check(const unsigned char *page, uint32_t blkno, bool checksums)
 {
-	uint16_t	flags = get_u16(page + PD_FLAGS_OFF);
-	uint16_t	lower = get_u16(page + PD_LOWER_OFF);
-	uint16_t	upper = get_u16(page + PD_UPPER_OFF);
-	uint16_t	special = get_u16(page + PD_SPECIAL_OFF);
-	uint16_t	sizever = get_u16(page + PD_PAGESIZE_VERSION_OFF);
+	uint16_t	flags = ap_read_u16(page + PD_FLAGS_OFF);
+	uint16_t	lower = ap_read_u16(page + PD_LOWER_OFF);
+	uint16_t	upper = ap_read_u16(page + PD_UPPER_OFF);
+	uint16_t	special = ap_read_u16(page + PD_SPECIAL_OFF);
+	uint16_t	sizever = ap_read_u16(page + PD_PAGESIZE_VERSION_OFF);
 	int			nitems;
 
 	if (page_is_all_zero(page))
 		return AP_PAGE_NEW;
 
 	/* verify the checksum first: a torn page must not reach the item checks */
-	if (checksums && ap_page_checksum(page, blkno) != get_u16(page + PD_CHECKSUM_OFF))
+	if (checksums && ap_page_checksum(page, blkno) != ap_read_u16(page + PD_CHECKSUM_OFF))
 		return AP_PAGE_BAD;
 
 	if ((flags & ~PD_VALID_FLAG_BITS) != 0)

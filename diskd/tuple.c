@@ -18,31 +18,12 @@
  */
 #include <string.h>
 
+#include "ap_bytes.h"
 #include "diskd.h"
 
 #define VARTAG_ONDISK		18
 #define EXTERNAL_ONDISK_SIZE 18		/* 2 header bytes + varatt_external */
 #define MAXALIGN_BYTES		8
-
-/* Read a little-endian u16 without alignment assumptions. */
-static inline uint16_t
-get_u16(const unsigned char *p)
-{
-	uint16_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* Read a little-endian u32 without alignment assumptions. */
-static inline uint32_t
-get_u32(const unsigned char *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* Alignment in bytes by attalign code, 0 for an unknown code (one load per column). */
 static const uint8_t align_of[256] = {['c'] = 1, ['s'] = 2, ['i'] = 4, ['d'] = 8};
@@ -60,12 +41,12 @@ ap_tuple_header(const unsigned char *tup, uint32_t len, ApTupleHeader *hdr)
 	if (len < AP_TUPLE_HEADER_MIN)
 		return AP_FALLBACK;
 
-	hdr->xmin = get_u32(tup + 0);
-	hdr->xmax = get_u32(tup + 4);
+	hdr->xmin = ap_read_u32(tup + 0);
+	hdr->xmax = ap_read_u32(tup + 4);
 	/* t_cid/t_xvac at 8, t_ctid block at 12..15 */
-	hdr->ctid_offset = get_u16(tup + 16);
-	hdr->infomask2 = get_u16(tup + 18);
-	hdr->infomask = get_u16(tup + 20);
+	hdr->ctid_offset = ap_read_u16(tup + 16);
+	hdr->infomask2 = ap_read_u16(tup + 18);
+	hdr->infomask = ap_read_u16(tup + 20);
 	hdr->hoff = tup[22];
 	hdr->natts = hdr->infomask2 & AP_HEAP_NATTS_MASK;
 
@@ -130,7 +111,7 @@ varlena_bytes(const unsigned char *data, uint32_t off, uint32_t dlen)
 	{
 		if (avail < 4)
 			return 0;
-		size = get_u32(p) >> 2;
+		size = ap_read_u32(p) >> 2;
 		/* inline-compressed values carry 4 more header bytes */
 		if (size < ((b0 & 0x03) == 0x02 ? 8u : 4u))
 			return 0;

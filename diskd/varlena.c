@@ -19,6 +19,7 @@
  */
 #include <string.h>
 
+#include "ap_bytes.h"
 #include "diskd.h"
 
 #define VARTAG_ONDISK			18
@@ -27,16 +28,6 @@
 #define VARHDRSZ_SHORT			1
 #define VARHDRSZ_COMPRESSED		8
 #define TOAST_PGLZ_METHOD		0
-
-/* Read a little-endian u32 without alignment assumptions. */
-static inline uint32_t
-get_u32(const unsigned char *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* VARATT_IS_1B: short inline value or external pointer. */
 bool
@@ -71,7 +62,7 @@ ap_varlena_size_any(const unsigned char *p)
 		return p[1] == VARTAG_ONDISK ? 2 + VARATT_EXTERNAL_ONDISK : 0;
 	if (ap_varlena_is_1b(p))
 		return (uint32_t) p[0] >> 1;
-	return get_u32(p) >> 2;
+	return ap_read_u32(p) >> 2;
 }
 
 /*
@@ -99,7 +90,7 @@ ap_varlena_payload(const unsigned char *p, unsigned char *scratch,
 		return AP_OK;
 	}
 
-	size = get_u32(p) >> 2;
+	size = ap_read_u32(p) >> 2;
 	if (!ap_varlena_is_compressed(p))
 	{
 		if (size < VARHDRSZ)
@@ -111,7 +102,7 @@ ap_varlena_payload(const unsigned char *p, unsigned char *scratch,
 
 	if (size < VARHDRSZ_COMPRESSED)
 		return AP_FALLBACK;
-	tcinfo = get_u32(p + 4);
+	tcinfo = ap_read_u32(p + 4);
 	rawsize = tcinfo & 0x3FFFFFFFu;
 	if ((tcinfo >> 30) != TOAST_PGLZ_METHOD)
 		return AP_FALLBACK;		/* lz4: the host decompresses */
