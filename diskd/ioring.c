@@ -52,6 +52,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "ap_stripe.h"
 #include "diskd.h"
 
 #define READER_MAX_PARTS		2	/* a piece of <= AP_RELSEG_BLOCKS spans <= 2 segments */
@@ -431,7 +432,7 @@ ap_reader_pieces(uint32_t nblocks, uint32_t ndisks, uint32_t stripe_pages, uint3
 
 	if (ndisks == 0 || stripe_pages == 0)
 		return 0;
-	total = ((uint64_t) nblocks + stripe_pages - 1) / stripe_pages;
+	total = ap_stripe_nunits(nblocks, stripe_pages);
 	if (total <= disk_id)
 		return 0;
 	nunits = (total - disk_id + ndisks - 1) / ndisks;

@@ -37,6 +37,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "ap_stripe.h"
 #include "diskscan.h"
 #include "model.h"
 #include "shippable.h"
@@ -725,18 +726,7 @@ ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 uint64
 ApStripeBlocks(BlockNumber nblocks, uint32 stripe_pages, uint32 ndisks, uint32 disk_id)
 {
-	uint64		nunits = ((uint64) nblocks + stripe_pages - 1) / stripe_pages;
-	uint64		units;
-	uint64		blocks;
-
-	if (ndisks == 0 || disk_id >= nunits)
-		return 0;
-	units = (nunits - 1 - disk_id) / ndisks + 1;
-	blocks = units * stripe_pages;
-	/* the last unit may be partial */
-	if ((nunits - 1) % ndisks == disk_id)
-		blocks -= nunits * stripe_pages - nblocks;
-	return blocks;
+	return ap_stripe_disk_blocks(nblocks, stripe_pages, ndisks, disk_id);
 }
 
 /* ---------------- parallel participants ---------------- */

@@ -99,6 +99,7 @@
 #include "utils/wait_event.h"
 
 #include "active_pg.h"
+#include "ap_stripe.h"
 #include "exec.h"
 #include "model.h"
 
@@ -238,7 +239,7 @@ static double
 ap_busiest_disk_bytes(double pages, int d)
 {
 	double		stripe = Max(active_pg_stripe_pages, 1);
-	double		units = ceil(Max(pages, 0.0) / stripe);
+	double		units = (double) ap_stripe_nunits((uint64) Max(pages, 0.0), (uint32) stripe);
 
 	return Min(Max(pages, 0.0), ceil(units / d) * stripe) * BLCKSZ;
 }

@@ -40,6 +40,7 @@
 #include "utils/rel.h"
 
 #include "active_pg.h"
+#include "ap_stripe.h"
 #include "exec.h"
 #include "../diskd/diskd.h"
 
@@ -157,7 +158,7 @@ ap_pages_mark(ApScanState *s, ApDiskConn *conn, uint32 blk)
 	if (blk >= s->ds.nblocks)
 		ApProtocolError(conn, psprintf("Page %u is outside the relation's %u blocks.",
 									   blk, s->ds.nblocks));
-	if ((blk / ps->stripe_pages) % ps->ndisks != conn->vdisk)
+	if (ap_stripe_disk_of_block(blk, ps->stripe_pages, ps->ndisks) != conn->vdisk)
 		ApProtocolError(conn, psprintf("Page %u belongs to another disk's stripe.", blk));
 	if (ps->seen[blk / 8] & (1 << (blk % 8)))
 		ApProtocolError(conn, psprintf("Page %u arrived twice.", blk));
