@@ -24,11 +24,12 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/bloom_planner.o extension/bloom_keys.o extension/bloom_exec.o extension/bloom_share.o \
 	extension/bloom_measure.o extension/bloom_explain.o \
 	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o extension/agg_merge.o \
-	extension/model.o extension/pages.o extension/pagevis.o \
+	extension/model.o extension/pages.o \
 	extension/parallel.o extension/stats.o extension/layout_check.o
-OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o proto/ap_auth.o
+OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o proto/ap_auth.o \
+	common/visibility.o
 
-PG_CPPFLAGS = -Iproto -Iextension
+PG_CPPFLAGS = -Iproto -Icommon -Iextension
 PG_CFLAGS = -Wall -Werror -Wno-declaration-after-statement
 SHLIB_LINK = -lprotobuf-c
 
@@ -51,7 +52,7 @@ $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o: proto/active_pg.pb-c.
 
 # PGXS tracks no header dependencies: a struct that changes in a header must
 # rebuild every object that may use it, or a stale object reads wrong offsets.
-$(EXT_OBJS): $(wildcard extension/*.h) $(wildcard proto/*.h) diskd/diskd.h
+$(EXT_OBJS): $(wildcard extension/*.h) $(wildcard proto/*.h) $(wildcard common/*.h)
 
 all: diskd-build
 diskd-build: proto/active_pg.pb-c.c proto/active_pg.pb-c.h

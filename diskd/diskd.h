@@ -7,7 +7,7 @@
  *   tuple.c      heap tuple deforming: attribute pointers, null bitmap, alignment
  *   varlena.c    varlena headers and inline pglz decompression
  *   numeric.c    numeric's on-disk format and comparison
- *   visibility.c three-valued MVCC visibility against the shipped snapshot
+ *   (../common/visibility.c: three-valued MVCC visibility, shared with the host)
  *   vm.c         the expression VM: compile a protobuf Expr, evaluate in 3VL
  *   vm_num.c     VM arithmetic: int, float and exact numeric; casts
  *   vm_date.c    VM dates: date arithmetic, extract, date_trunc
@@ -34,6 +34,8 @@
 #include <string.h>
 
 #include "ap_rows.h"
+#include "ap_heap.h"
+#include "ap_visibility.h"
 #include "ap_types.h"
 #include "ap_wire.h"
 #include "active_pg.pb-c.h"
@@ -44,16 +46,6 @@ void		diskd_log(const char *level, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
 /* ---------- page.c ---------- */
-
-/* Facts of PostgreSQL's heap page format (bufpage.h, itemid.h). */
-#define AP_PAGE_HEADER_BYTES	24
-#define AP_ITEMID_BYTES			4
-#define AP_LP_UNUSED			0
-#define AP_LP_NORMAL			1
-#define AP_LP_REDIRECT			2
-#define AP_LP_DEAD				3
-#define AP_PD_ALL_VISIBLE		0x0004
-#define AP_PG_PAGE_LAYOUT_VERSION 4
 
 typedef enum ApPageStatus
 {
@@ -78,41 +70,6 @@ void		ap_page_item(const unsigned char *page, int off,
 						 unsigned *lp_flags, unsigned *lp_off, unsigned *lp_len);
 
 /* ---------- tuple.c ---------- */
-
-/* Heap tuple header facts (htup_details.h). */
-#define AP_HEAP_HASNULL			0x0001
-#define AP_HEAP_HASVARWIDTH		0x0002
-#define AP_HEAP_HASEXTERNAL		0x0004
-#define AP_HEAP_XMAX_KEYSHR_LOCK 0x0010
-#define AP_HEAP_COMBOCID		0x0020
-#define AP_HEAP_XMAX_EXCL_LOCK	0x0040
-#define AP_HEAP_XMAX_LOCK_ONLY	0x0080
-#define AP_HEAP_XMIN_COMMITTED	0x0100
-#define AP_HEAP_XMIN_INVALID	0x0200
-#define AP_HEAP_XMIN_FROZEN		(AP_HEAP_XMIN_COMMITTED | AP_HEAP_XMIN_INVALID)
-#define AP_HEAP_XMAX_COMMITTED	0x0400
-#define AP_HEAP_XMAX_INVALID	0x0800
-#define AP_HEAP_XMAX_IS_MULTI	0x1000
-#define AP_HEAP_UPDATED			0x2000
-#define AP_HEAP_MOVED_OFF		0x4000
-#define AP_HEAP_MOVED_IN		0x8000
-#define AP_HEAP_MOVED			(AP_HEAP_MOVED_OFF | AP_HEAP_MOVED_IN)
-#define AP_HEAP_LOCK_MASK		(AP_HEAP_XMAX_KEYSHR_LOCK | AP_HEAP_XMAX_EXCL_LOCK)
-#define AP_HEAP_NATTS_MASK		0x07FF
-#define AP_SPEC_TOKEN_OFFSET	0xfffe
-#define AP_TUPLE_HEADER_MIN		23	/* offsetof(HeapTupleHeaderData, t_bits) */
-
-/* What the decoder reads out of a tuple header. */
-typedef struct ApTupleHeader
-{
-	uint32_t	xmin;
-	uint32_t	xmax;
-	uint16_t	infomask;
-	uint16_t	infomask2;
-	uint16_t	ctid_offset;	/* ip_posid of t_ctid (speculative token check) */
-	uint8_t		hoff;
-	int			natts;			/* HeapTupleHeaderGetNatts */
-} ApTupleHeader;
 
 /* Tuple descriptor as the disk needs it (from ScanRequest.columns). */
 typedef struct ApColumn
@@ -300,59 +257,7 @@ ApStatus	ap_fixed_round(const ApFixed *a, int scale, ApFixed *r);
 ApStatus	ap_fixed_typmod(const ApFixed *a, int32_t typmod, ApFixed *r);
 int			ap_fixed_cmp(const ApFixed *a, const ApFixed *b);
 
-/* ---------- visibility.c ---------- */
-
-typedef struct ApSnapshot
-{
-	uint32_t	xmin;
-	uint32_t	xmax;
-	uint32_t   *xip;			/* sorted ascending by raw value for bsearch */
-	uint32_t	xcnt;
-	uint32_t   *subxip;			/* sorted */
-	uint32_t	subxcnt;
-	bool		suboverflowed;
-} ApSnapshot;
-
-/* Per-scan cache of host answers (ApXidStatus), open addressing. */
-typedef struct ApXidCache
-{
-	uint32_t   *xids;
-	uint8_t    *status;			/* 0 = empty slot */
-	uint32_t	cap;			/* power of two */
-	uint32_t	count;
-} ApXidCache;
-
-int			ap_xidcache_init(ApXidCache *c, uint32_t cap);	/* 0 or -ENOMEM */
-void		ap_xidcache_free(ApXidCache *c);
-int			ap_xidcache_get(const ApXidCache *c, uint32_t xid);	/* status or 0 */
-int			ap_xidcache_put(ApXidCache *c, uint32_t xid, int status);	/* 0 or -ENOMEM */
-
-typedef enum ApVis
-{
-	AP_VIS_VISIBLE = 0,
-	AP_VIS_INVISIBLE = 1,
-	AP_VIS_UNDECIDED = 2,		/* hand the TID to the host */
-	AP_VIS_NEED_XID = 3			/* ask the host about *need_xid, then retry */
-} ApVis;
-
-/*
- * HeapTupleSatisfiesMVCC decided at the disk.  Hint bits and the snapshot
- * decide most tuples; an xid the disk cannot decide and that is not in the
- * cache gives AP_VIS_NEED_XID with *need_xid set.  The scanning transaction's
- * own xids (AP_XID_CURRENT), non-lock-only multixacts, moved tuples and
- * speculative insertions are AP_VIS_UNDECIDED.
- */
-ApVis		ap_tuple_visibility(const ApTupleHeader *hdr, const ApSnapshot *snap,
-								const ApXidCache *cache, uint32_t *need_xid);
-/*
- * True if xid is certainly running for the snapshot (in xip or subxip).
- * *unsure is set when the disk cannot tell and must ask the host: xid >=
- * snap->xmax (it may be the scanning transaction's own xid, assigned after the
- * snapshot was taken -- own writes are never in xip), or suboverflowed and
- * xid in [xmin, xmax) but not in xip.  Otherwise the xid finished before the
- * snapshot was taken and hint bits (or the host) tell whether it committed.
- */
-bool		ap_xid_in_snapshot(uint32_t xid, const ApSnapshot *snap, bool *unsure);
+/* ---------- visibility: common/ap_visibility.h ---------- */
 
 /* ---------- vm.c ---------- */
 

@@ -4,7 +4,7 @@
  *	  and tuple constants equal the server's.
  *
  * diskd decodes heap pages without PostgreSQL's headers (it is a program
- * of its own), so it keeps the facts it needs in diskd/diskd.h.  This unit
+ * of its own), so it keeps the facts it needs in common/ap_heap.h.  This unit
  * is compiled with both: a constant that differs in the server the
  * extension is built against stops the build here, instead of a daemon
  * misreading pages.  It holds no code.
@@ -16,7 +16,8 @@
 #include "storage/itemid.h"
 #include "storage/itemptr.h"
 
-#include "../diskd/diskd.h"
+#include "ap_heap.h"
+#include "ap_wire.h"
 
 /* the relation files (pg_config.h) */
 StaticAssertDecl(BLCKSZ == AP_BLCKSZ, "diskd reads 8 kB pages");

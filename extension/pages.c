@@ -15,7 +15,7 @@
  *     exactly as a Seq Scan would.
  *   - Visibility on a page copy cannot use HeapTupleSatisfiesVisibility (it
  *     sets hint bits in a shared buffer).  The host applies the disks' own
- *     rules (diskd/visibility.c, compiled in through pagevis.c), answering the
+ *     rules (common/visibility.c, compiled into both programs), answering the
  *     xids they ask about with the disk scan's xid logic (ApXidStatusOf); what
  *     they leave undecided (our own transaction's rows, multixacts, moved or
  *     speculative tuples) is fetched with heap_fetch and the real snapshot,
@@ -42,7 +42,7 @@
 #include "active_pg.h"
 #include "ap_stripe.h"
 #include "exec.h"
-#include "../diskd/diskd.h"
+#include "ap_visibility.h"
 
 /* A PageBatch waiting to be processed. */
 typedef struct ApPageBatch

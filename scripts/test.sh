@@ -68,7 +68,7 @@ status "diskd hostile program fuzzing" $?
 echo "== diskd unit tests under AddressSanitizer and UBSan"
 rm -rf "$WORK/sanitize"
 as_pguser mkdir -p "$WORK/sanitize"
-as_pguser cp -r "$WORK/diskd" "$WORK/proto" "$WORK/sanitize/"
+as_pguser cp -r "$WORK/diskd" "$WORK/proto" "$WORK/common" "$WORK/sanitize/"
 as_pguser make -C "$WORK/sanitize/diskd" -s clean >/dev/null
 as_pguser env CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	make -C "$WORK/sanitize/diskd" -s -j2 check >"$WORK/sanitize/check.log" 2>&1

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diskd.h"
+#include "ap_visibility.h"
+#include "ap_wire.h"
 
 #define INVALID_XID			0
 #define BOOTSTRAP_XID		1
