@@ -2,23 +2,14 @@
  * diskd.h
  *	  Internal interfaces of the disk daemon.
  *
- * Layers, each its own file (bottom to top):
- *   page.c       heap page structural checks and checksum
- *   tuple.c      heap tuple deforming: attribute pointers, null bitmap, alignment
- *   varlena.c    varlena headers and inline pglz decompression
- *   numeric.c    numeric's on-disk format and comparison
- *   (../common/visibility.c: three-valued MVCC visibility, shared with the host)
- *   vm.c         the expression VM: compile a protobuf Expr, evaluate in 3VL
- *   vm_num.c     VM arithmetic: int, float and exact numeric; casts
- *   vm_date.c    VM dates: date arithmetic, extract, date_trunc
- *   vm_str.c     VM strings: LIKE, substring, length, case, concatenation
- *   rowenc.c     encode projected values into RowBatch rows (proto/ap_rows.h)
- *   ioring.c     io_uring stripe-unit reader (O_DIRECT, aligned buffers)
- *   throttle.c   emulation: media-rate token bucket, disk-CPU wait
- *   stats.c      the daemon's cumulative counters (StatsReply)
- *   scan.c       one scan: read units, decide visibility, filter, project, ship
- *   conn.c       one client connection: frames, handshake, dispatch (a thread)
- *   main.c       flags, signals, listener
+ * The daemon is built in layers, bottom to top: the page and tuple
+ * decoders (page.c, tuple.c, varlena.c, numeric.c, and visibility in
+ * ../common/), the expression VM (vm*.c, prefilter.c), Bloom filters and
+ * partial aggregation (bloom.c, agg*.c), the row encoder (rowenc.c), then
+ * the server: the io_uring reader (ioring.c), the emulation throttles
+ * (throttle.c), one scan (scan*.c), one connection (conn.c), counters
+ * (stats.c) and the process (main.c).  docs/ARCHITECTURE.md has the map of
+ * every file.
  *
  * Pure layers (page .. rowenc) never allocate per tuple, never block, never
  * exit; they return status codes.  Nothing here raises SQL errors: whatever

@@ -2,17 +2,12 @@
  * active_pg.h
  *	  Shared declarations of the active_pg extension (the host side).
  *
- * Files, one concept each:
- *   active_pg.c  _PG_init: calls each module's init
- *   guc.c        GUC definitions (bounded; MarkGUCPrefixReserved)
- *   shippable.c  what may run on a disk: type kinds, operator whitelist, quals
- *   planner.c    set_rel_pathlist_hook, ActiveScan path, cost, plan
- *   encode.c     plan expressions and tuple descriptor -> protobuf program
- *   client.c     disk connections: connect, frames, errors -> SQLSTATEs
- *   exec.c       ActiveScan executor: multiplex disks, xid status, fallback
- *   parallel.c   parallel-aware ActiveScan: DSM callbacks, shared work items
- *   explain.c    EXPLAIN output of ActiveScan
- *   launcher.c   background worker that runs the diskd processes
+ * The planner side (planner.c, shippable*.c, agg_planner.c,
+ * bloom_planner.c, model.c) decides what runs at the disks; the executor
+ * side (exec.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
+ * diskscan.c for the conversation with the disks, client.c for the
+ * transport) runs it; launcher.c runs the daemons.  docs/ARCHITECTURE.md
+ * has the map of every file.
  */
 #ifndef ACTIVE_PG_H
 #define ACTIVE_PG_H
