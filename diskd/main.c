@@ -113,9 +113,9 @@ diskd_log(const char *level, const char *fmt,...)
 static void
 usage(void)
 {
-	printf("diskd: active_pg disk daemon\n\n"
+	printf("active_pg_diskd: the active_pg disk daemon\n\n"
 		   "Usage:\n"
-		   "  diskd -D DATADIR (--socket PATH | --listen 127.0.0.1:PORT) [options]\n\n"
+		   "  active_pg_diskd -D DATADIR (--socket PATH | --listen 127.0.0.1:PORT) [options]\n\n"
 		   "Options:\n"
 		   "  -D, --data-dir DIR       PostgreSQL data directory (required)\n"
 		   "      --socket PATH        listen on a Unix socket (relative to DIR allowed)\n"
@@ -573,7 +573,7 @@ main(int argc, char **argv)
 				usage();
 				return 0;
 			default:
-				fprintf(stderr, "Try \"diskd --help\" for more information.\n");
+				fprintf(stderr, "Try \"active_pg_diskd --help\" for more information.\n");
 				return 1;
 		}
 	}

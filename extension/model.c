@@ -530,19 +530,19 @@ ApModelExplain(List *model, int mode, ExplainState *es)
 		appendStringInfoChar(es->str, '\n');
 		return;
 	}
-	ExplainPropertyFloat("Model Active Time", "s", m.t_active, 6, es);
-	ExplainPropertyFloat("Model Disk Read Time", "s", m.a_read, 6, es);
-	ExplainPropertyFloat("Model Disk CPU Time", "s", m.a_disk_cpu, 6, es);
-	ExplainPropertyFloat("Model Interconnect Time", "s", m.a_net, 6, es);
-	ExplainPropertyFloat("Model Host Time", "s", m.a_host, 6, es);
+	ExplainPropertyFloat("Model Active Time", "ms", m.t_active * 1000.0, 3, es);
+	ExplainPropertyFloat("Model Disk Read Time", "ms", m.a_read * 1000.0, 3, es);
+	ExplainPropertyFloat("Model Disk CPU Time", "ms", m.a_disk_cpu * 1000.0, 3, es);
+	ExplainPropertyFloat("Model Interconnect Time", "ms", m.a_net * 1000.0, 3, es);
+	ExplainPropertyFloat("Model Host Time", "ms", m.a_host * 1000.0, 3, es);
 	if (m.op == AP_MODEL_OP_AGG)
 	{
-		ExplainPropertyFloat("Model Merge Time", "s", m.a_merge, 6, es);
+		ExplainPropertyFloat("Model Merge Time", "ms", m.a_merge * 1000.0, 3, es);
 		ExplainPropertyFloat("Model Partial Groups", NULL, m.partials, 0, es);
 		ExplainPropertyFloat("Model Partials During Scan", NULL, m.streamed, 3, es);
 	}
-	ExplainPropertyFloat("Model Start Time", "s", m.a_serial, 6, es);
-	ExplainPropertyFloat("Model Traditional Time", "s", m.t_trad, 6, es);
+	ExplainPropertyFloat("Model Start Time", "ms", m.a_serial * 1000.0, 3, es);
+	ExplainPropertyFloat("Model Traditional Time", "ms", m.t_trad * 1000.0, 3, es);
 	ExplainPropertyFloat("Model Bytes In", "bytes", m.n_in, 0, es);
 	ExplainPropertyFloat("Model Bytes Out", "bytes", m.n_out, 0, es);
 	ExplainPropertyFloat("Model Media Rate", "bytes/s", m.r_d, 0, es);

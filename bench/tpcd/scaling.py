@@ -303,17 +303,21 @@ def plan_model(plan, stripe_pages=32):
     def rows(n):
         return max(float(n.get("Plan Rows", 0)), 0.0)
 
+    def model_s(n, key):
+        # EXPLAIN gives the model's times in ms
+        return n.get(key, 0.0) / 1000.0
+
     def visit(n):
         kids = n.get("Plans", [])
         kind = n["Node Type"]
         if n.get("Custom Plan Provider") in PUSHDOWN_PROVIDERS:
-            host = 0.0 if n["Custom Plan Provider"] == "ActiveAgg" else n.get("Model Host Time", 0.0)
-            t = n.get("Model Active Time", 0.0)
+            host = 0.0 if n["Custom Plan Provider"] == "ActiveAgg" else model_s(n, "Model Host Time")
+            t = model_s(n, "Model Active Time")
             if pushed[0] > 0:
                 # only where reading is what bounds the scan
-                rd = n.get("Model Disk Read Time", 0.0)
-                other = max(n.get("Model Disk CPU Time", 0.0), n.get("Model Interconnect Time", 0.0),
-                            n.get("Model Host Time", 0.0))
+                rd = model_s(n, "Model Disk Read Time")
+                other = max(model_s(n, "Model Disk CPU Time"), model_s(n, "Model Interconnect Time"),
+                            model_s(n, "Model Host Time"))
                 t += max(rd + readahead_s(n, stripe_pages) - other, 0.0) - max(rd - other, 0.0)
             pushed[0] += 1
             phases.append([t, host])
