@@ -29,7 +29,7 @@
 #define AP_DISK_TIMEOUT_MS_MAX		3600000
 #define AP_CONNECT_TIMEOUT_MS_MAX	600000
 #define AP_DISK_CPU_RATIO_MIN		0.01
-#define AP_DISK_CPU_RATIO_MAX		100.0
+#define AP_DISK_CPU_RATIO_MAX		1.0	/* an emulated disk is never faster than the host */
 #define AP_MEDIA_MBPS_MAX			100000
 #define AP_DISK_MEMORY_MB_MAX		65536
 #define AP_INTERCONNECT_MBPS_MAX	1000000
