@@ -381,6 +381,29 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	r->t_active = ap_model_t_active(r, net_during_scan, host_work);
 }
 
+/*
+ * The least cost any pushed-down scan of a relation can have (see model.h):
+ * its start alone, converted at the exchange rate of the host's Seq Scan
+ * as ApModelCost converts.  The traditional time is bounded from above
+ * (every qual operator on every tuple), so the floor is never above the
+ * cost ApModelPredict's path gets.  Emulated drives or interconnects slow
+ * the traditional server beyond that bound: no floor then.
+ */
+double
+ApModelCostFloor(double pages, double tuples, double qual_ops, double host_cost, int ndisks)
+{
+	double		t_trad_hi;
+
+	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
+		return 0.0;
+	t_trad_hi = (Max(pages, 0.0) * BLCKSZ * active_pg_host_scan_ns_per_byte +
+				 Max(tuples, 0.0) * Max(qual_ops, 0.0) * AP_NS_PER_OP) * 1e-9;
+	if (t_trad_hi <= 0.0)
+		return 0.0;
+	return Max(host_cost, 1.0) *
+		(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * Max(ndisks, 1)) / t_trad_hi;
+}
+
 /* A scan's prediction with fewer rows shipped (see model.h). */
 void
 ApModelFilterOutput(const ApModelResult *in, double keep, double extra_disk_s,

@@ -99,6 +99,15 @@ typedef struct ApModelResult
 } ApModelResult;
 
 /* Predict both systems' time for one scan. */
+/*
+ * A lower bound of the cost of any ActiveScan of a relation of pages and
+ * tuples whose quals cost qual_ops operators per tuple and whose Seq Scan
+ * costs host_cost, with ndisks disks: the planner leaves a relation alone
+ * when it already has a much cheaper path (point lookups, small scans).
+ * 0 when there is no such bound (emulation).
+ */
+double		ApModelCostFloor(double pages, double tuples, double qual_ops, double host_cost,
+							 int ndisks);
 void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
 
 /*

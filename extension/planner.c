@@ -390,6 +390,38 @@ ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri
 	return ppath;
 }
 
+/*
+ * Has rel an unparameterized path far cheaper than any ActiveScan could be?
+ * Every ActiveScan pays its disks' start; ApModelCostFloor bounds its cost
+ * from below, and a quarter of that (a parallel share of the start) is
+ * still dearer than an index lookup.  Such a relation gets no ActiveScan,
+ * and its quals are neither classified nor costed: OLTP planning stays as
+ * cheap as without the extension.
+ */
+static bool
+ap_cheap_path_exists(RelOptInfo *rel)
+{
+	double		spc_seq_page_cost;
+	double		host_cost;
+	double		floor;
+	ListCell   *lc;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	host_cost = spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples;
+	floor = ApModelCostFloor(rel->pages, rel->tuples,
+							 rel->baserestrictcost.per_tuple / Max(cpu_operator_cost, 1e-9),
+							 host_cost, ap_disk_count());
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->param_info == NULL && path->total_cost < 0.25 * floor)
+			return true;
+	}
+	return false;
+}
+
 /* Offer ActiveScan for an eligible base relation. */
 static void
 ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
@@ -411,6 +443,9 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 	/* the library may be preloaded in a database without the extension */
 	if (!ap_extension_created())
+		return;
+	/* point lookups and small scans pay nothing more than this */
+	if (!active_pg_force && ap_cheap_path_exists(rel))
 		return;
 
 	ApClassifyRestrictInfos(root, rel, rel->baserestrictinfo, &disk_ri, &host_ri);
