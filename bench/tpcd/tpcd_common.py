@@ -35,6 +35,12 @@ MODES = {
               "SET max_parallel_workers_per_gather = 2;",
 }
 
+# An experiment's own mode: "active-try" runs with the defaults plus the
+# settings in ACTIVE_PG_BENCH_TRY (e.g. "SET active_pg.host_scan_ns_per_byte = 0.9;"),
+# so a changed constant can be measured beside the defaults in one run.
+if os.environ.get("ACTIVE_PG_BENCH_TRY"):
+    MODES["active-try"] = "SET active_pg.enable = on; " + os.environ["ACTIVE_PG_BENCH_TRY"]
+
 T0 = time.time()
 
 
