@@ -39,6 +39,16 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# pg_config's CFLAGS name the warnings of the compiler PostgreSQL was built
+# with; PostgreSQL 18 from a build with a newer gcc names
+# -Wmissing-variable-declarations, which gcc 12 rejects.  Drop such a flag
+# when this compiler does not know it (clang and newer gcc keep it).
+ifneq ($(filter -Wmissing-variable-declarations,$(CFLAGS)),)
+ifneq ($(shell $(CC) -Werror -Wmissing-variable-declarations -x c -c -o /dev/null /dev/null 2>/dev/null && echo yes),yes)
+override CFLAGS := $(filter-out -Wmissing-variable-declarations,$(CFLAGS))
+endif
+endif
+
 proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 	cd proto && protoc-c --c_out=. active_pg.proto
 

@@ -80,13 +80,13 @@ ap_bloom_ec_member(RestrictInfo *rinfo, RelOptInfo *b)
 		return NULL;
 	while (ec->ec_merged != NULL)
 		ec = ec->ec_merged;
-	if (ec->ec_has_volatile || ec->ec_broken || ec->ec_below_outer_join || ec->ec_has_const)
+	if (ec->ec_has_volatile || ec->ec_broken || ApEcBelowOuterJoin(ec) || ec->ec_has_const)
 		return NULL;
 	foreach(lc, ec->ec_members)
 	{
 		EquivalenceMember *em = lfirst_node(EquivalenceMember, lc);
 
-		if (em->em_is_child || em->em_is_const || !bms_is_empty(em->em_nullable_relids))
+		if (em->em_is_child || em->em_is_const || ApEmNulledByOuterJoin(em))
 			continue;
 		if (!bms_equal(em->em_relids, b->relids))
 			continue;

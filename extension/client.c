@@ -815,7 +815,7 @@ ap_build_wes(ApConnSet *set)
 
 	if (set->wes != NULL)
 		FreeWaitEventSet(set->wes);
-	set->wes = CreateWaitEventSet(set->cxt, set->nconns + 2);
+	set->wes = ApCreateWaitEventSet(set->cxt, set->nconns + 2);
 	for (i = 0; i < set->nconns; i++)
 	{
 		if (set->conns[i].sock != PGINVALID_SOCKET)
