@@ -276,9 +276,10 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *
 	{
 		StringInfoData rels;
 		int			relid = -1;
+		Relids		base_relids = ApBaseRelids(root, small->relids);
 
 		initStringInfo(&rels);
-		while ((relid = bms_next_member(small->relids, relid)) >= 0)
+		while ((relid = bms_next_member(base_relids, relid)) >= 0)
 			appendStringInfo(&rels, "%s%s", rels.len > 0 ? " JOIN " : "",
 							 planner_rt_fetch(relid, root)->eref->aliasname);
 		label = psprintf("%s of (%s)", label, rels.data);

@@ -158,6 +158,40 @@ ApEmNulledByOuterJoin(EquivalenceMember *em)
 #endif
 }
 
+/*
+ * The base relations among a relation's relids.  From 16 a join relation's
+ * relids also hold the range table indexes of the outer joins it contains
+ * (root->outer_join_rels), which are no tables.
+ */
+static inline Relids
+ApBaseRelids(PlannerInfo *root, Relids relids)
+{
+#if PG_VERSION_NUM >= 160000
+	return bms_difference(relids, root->outer_join_rels);
+#else
+	(void) root;
+	return relids;
+#endif
+}
+
+/* ---------- EXPLAIN ---------- */
+
+/*
+ * Qualify column names with their relation in a node's expressions, as
+ * EXPLAIN does for its own: with VERBOSE, or when the query has more than
+ * one relation.  18 adds a range table entry for the grouping step of a
+ * GROUP BY query and counts relations without it (rtable_size).
+ */
+static inline bool
+ApExplainUsePrefix(ExplainState *es)
+{
+#if PG_VERSION_NUM >= 180000
+	return es->rtable_size > 1 || es->verbose;
+#else
+	return list_length(es->rtable) > 1 || es->verbose;
+#endif
+}
+
 /* ---------- executor ---------- */
 
 /*
