@@ -648,6 +648,7 @@ ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 		return false;
 	}
 	hello.protocol_version = AP_PROTOCOL_VERSION;
+	hello.pg_version_num = PG_VERSION_NUM;
 	hello.client_nonce.data = c->client_nonce;
 	hello.client_nonce.len = sizeof(c->client_nonce);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
