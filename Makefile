@@ -33,7 +33,7 @@ SHLIB_LINK = -lprotobuf-c
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/active_pg--%,$(sort $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=active_pg
 
-EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h
+EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h .pg_build_id
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -53,6 +53,15 @@ proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 	cd proto && protoc-c --c_out=. active_pg.proto
 
 $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o: proto/active_pg.pb-c.h
+
+# Objects compiled against one PostgreSQL must not be linked for another: a
+# stamp naming the pg_config in use changes when it does, and every object
+# depends on it (scripts/test.sh builds the same tree for 15 and then 18).
+PG_BUILD_ID := $(PG_CONFIG) $(shell $(PG_CONFIG) --version)
+ifneq ($(PG_BUILD_ID),$(shell cat .pg_build_id 2>/dev/null))
+$(shell echo '$(PG_BUILD_ID)' > .pg_build_id)
+endif
+$(OBJS) $(OBJS:.o=.bc): .pg_build_id
 
 # PGXS tracks no header dependencies: a struct that changes in a header must
 # rebuild every object that may use it, or a stale object reads wrong offsets.
