@@ -11,9 +11,10 @@
 # diskd includes no PostgreSQL header and is built the same for every version,
 # so steps 2 run once, with the first version.  Step 6 needs the regression
 # suite's sources of that major, which only Debian's source package provides:
-# PostgreSQL 15 on Debian 12 (see docs/COMPATIBILITY.md).
+# PostgreSQL 15 on Debian 12 (see docs/COMPATIBILITY.md).  Then the extension
+# is compiled against PostgreSQL 16's headers (scripts/compile-check.sh).
 #
-#   scripts/test.sh               15, then 18 (what CI runs)
+#   scripts/test.sh               15, then 18, then the compile check (what CI runs)
 #   scripts/test.sh --pg 18       one version: 15 or 18
 #   PG_CONFIG=/path/to/pg_config scripts/test.sh
 #                                 the installation of that pg_config only
@@ -48,6 +49,13 @@ all)
 	ACTIVE_PG_TEST_DIR=$base-15 ACTIVE_PG_COUNTS=$counts "$0" --pg 15 || rc=1
 	ACTIVE_PG_TEST_DIR=$base-18 ACTIVE_PG_COUNTS=$counts ACTIVE_PG_UNITS=${ACTIVE_PG_UNITS:-0} \
 		"$0" --pg 18 || rc=1
+	echo "==== compile check against the majors not run above (scripts/compile-check.sh)"
+	if ACTIVE_PG_COMPILE_DIR=$base-compile "$SRC/scripts/compile-check.sh"; then
+		echo "1 0" >>"$counts"
+	else
+		echo "0 1" >>"$counts"
+		rc=1
+	fi
 	passed=$(awk '{p += $1} END {print p + 0}' "$counts")
 	failed=$(awk '{f += $2} END {print f + 0}' "$counts")
 	rm -f "$counts"
