@@ -39,16 +39,35 @@ SHLIB_LINK = -lprotobuf-c
 # such a server and runs installcheck.  001_setup creates the extension.
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/active_pg--%,$(sort $(wildcard sql/*.sql))))
 
-EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h
+EXTRA_CLEAN = proto/active_pg.pb-c.c proto/active_pg.pb-c.h .pg_build_id
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# pg_config's CFLAGS name the warnings of the compiler PostgreSQL was built
+# with; PostgreSQL 18 from a build with a newer gcc names
+# -Wmissing-variable-declarations, which gcc 12 rejects.  Drop such a flag
+# when this compiler does not know it (clang and newer gcc keep it).
+ifneq ($(filter -Wmissing-variable-declarations,$(CFLAGS)),)
+ifneq ($(shell $(CC) -Werror -Wmissing-variable-declarations -x c -c -o /dev/null /dev/null 2>/dev/null && echo yes),yes)
+override CFLAGS := $(filter-out -Wmissing-variable-declarations,$(CFLAGS))
+endif
+endif
+
 proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 	cd proto && protoc-c --c_out=. active_pg.proto
 
 $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o: proto/active_pg.pb-c.h
+
+# Objects compiled against one PostgreSQL must not be linked for another: a
+# stamp naming the pg_config in use changes when it does, and every object
+# depends on it (scripts/test.sh builds the same tree for 15 and then 18).
+PG_BUILD_ID := $(PG_CONFIG) $(shell $(PG_CONFIG) --version)
+ifneq ($(PG_BUILD_ID),$(shell cat .pg_build_id 2>/dev/null))
+$(shell echo '$(PG_BUILD_ID)' > .pg_build_id)
+endif
+$(OBJS) $(OBJS:.o=.bc): .pg_build_id
 
 # PGXS tracks no header dependencies: a struct that changes in a header must
 # rebuild every object that may use it, or a stale object reads wrong offsets.

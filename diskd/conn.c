@@ -445,6 +445,15 @@ handshake(ApConn *c)
 				 f->hello->protocol_version, AP_PROTOCOL_VERSION);
 		rc = conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
 	}
+	else if (f->hello->pg_version_num != 0 &&
+			 f->hello->pg_version_num / 10000 != diskd_config.pg_major)
+	{
+		char		msg[160];
+
+		snprintf(msg, sizeof(msg), "this disk serves a PostgreSQL %u data directory; the host runs PostgreSQL %u",
+				 diskd_config.pg_major, f->hello->pg_version_num / 10000);
+		rc = conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
+	}
 	else if (f->hello->client_nonce.len == AP_AUTH_NONCE_BYTES)
 	{
 		memcpy(client_nonce, f->hello->client_nonce.data, AP_AUTH_NONCE_BYTES);

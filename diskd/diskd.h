@@ -38,6 +38,26 @@ void		diskd_log(const char *level, const char *fmt,...)
 
 /* ---------- page.c ---------- */
 
+/*
+ * The PostgreSQL major versions whose data directories diskd reads: the heap
+ * page and tuple format above, the visibility rules (common/visibility.c), the
+ * varlena/TOAST and numeric formats and the page checksum are the same in
+ * each.  A new major is added here only after checking those against its
+ * headers (docs/COMPATIBILITY.md).  main.c refuses any other at startup.
+ */
+#define AP_PG_MAJOR_MIN			15
+#define AP_PG_MAJOR_MAX			18
+
+/*
+ * Is dir a data directory diskd reads (datadir.c): its PostgreSQL major (its
+ * PG_VERSION file, returned in *major) supported and expect_major unless
+ * that is 0, and its storage layout (global/pg_control) AP_BLCKSZ-byte
+ * blocks in AP_RELSEG_BLOCKS-block segment files?  If not false, with a
+ * message for the log in msg.
+ */
+bool		ap_check_data_directory(const char *dir, uint32_t expect_major, uint32_t *major,
+									char *msg, size_t msglen);
+
 typedef enum ApPageStatus
 {
 	AP_PAGE_OK = 0,
@@ -473,6 +493,7 @@ typedef struct ApConfig
 	/* emulation (0 = off): see throttle.c and diskd --help */
 	uint32_t	media_mbps;		/* MB/s (2^20 bytes) the drive delivers */
 	double		cpu_ratio;		/* disk CPU speed relative to the host */
+	uint32_t	pg_major;		/* the data directory's PostgreSQL major (PG_VERSION) */
 } ApConfig;
 
 extern ApConfig diskd_config;

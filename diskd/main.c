@@ -4,7 +4,8 @@
  *
  * Rules of this file:
  *   - Configuration is validated once here, before the socket is opened; a
- *     bad flag or a data directory without PG_VERSION is FATAL (exit 1).
+ *     bad flag, or a data directory of a PostgreSQL major or storage layout
+ *     whose pages this daemon does not decode (datadir.c), is FATAL (exit 1).
  *     Nothing a client sends can make the daemon exit.
  *   - Every connection runs in its own detached thread (conn.c); at most
  *     --max-connections run at once, a connection over the limit gets
@@ -130,6 +131,9 @@ usage(void)
 		   "                           $ACTIVE_PG_DISK_SECRET.  Clients prove they know it\n"
 		   "                           and so does the daemon; it never crosses the wire\n"
 		   "      --buffered           default to buffered reads instead of O_DIRECT\n"
+		   "      --pg-version N       refuse a data directory of another PostgreSQL major\n"
+		   "                           (the launcher passes its server's); any data\n"
+		   "                           directory must be of PostgreSQL %d to %d\n"
 		   "  -h, --help               show this help\n\n"
 		   "Emulation (all off by default: the machine runs at full speed):\n"
 		   "      --media-mbps N       media rate: deliver at most N MB/s (1 MB = 2^20 bytes)\n"
@@ -148,6 +152,7 @@ usage(void)
 		   "each other and run slower than R; diskd logs a WARNING at start.\n",
 		   DISKD_QUEUE_DEPTH_DEFAULT, AP_QUEUE_DEPTH_MIN, AP_QUEUE_DEPTH_MAX,
 		   DISKD_MEMORY_MB_DEFAULT, DISKD_MAX_CONN_DEFAULT,
+		   AP_PG_MAJOR_MIN, AP_PG_MAJOR_MAX,
 		   DISKD_MEDIA_MBPS_MAX, DISKD_CPU_RATIO_MIN);
 }
 
@@ -492,6 +497,7 @@ main(int argc, char **argv)
 		{"media-mbps", required_argument, NULL, 'M'},
 		{"cpu-ratio", required_argument, NULL, 'R'},
 		{"emulated-disks", required_argument, NULL, 'N'},
+		{"pg-version", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -503,6 +509,8 @@ main(int argc, char **argv)
 	const char *env_secret;
 	char	   *secret_file = NULL;
 	uint32_t	emulated_disks = 1;
+	uint32_t	expect_major = 0;
+	char		msg[512];
 
 	diskd_config.data_dir = NULL;
 	diskd_config.disk_id = 0;
@@ -569,6 +577,9 @@ main(int argc, char **argv)
 			case 'N':
 				emulated_disks = parse_uint_flag("emulated-disks", optarg, 1, AP_NDISKS_MAX);
 				break;
+			case 'P':
+				expect_major = parse_uint_flag("pg-version", optarg, AP_PG_MAJOR_MIN, AP_PG_MAJOR_MAX);
+				break;
 			case 'h':
 				usage();
 				return 0;
@@ -601,16 +612,18 @@ main(int argc, char **argv)
 	else if (diskd_config.secret[0] == '\0')
 		diskd_config.secret = NULL;
 
+	/* A cluster whose pages this daemon cannot decode is refused outright. */
+	if (!ap_check_data_directory(diskd_config.data_dir, expect_major,
+								 &diskd_config.pg_major, msg, sizeof(msg)))
+	{
+		diskd_log("FATAL", "%s", msg);
+		return 1;
+	}
+
 	/* Relation paths are resolved relative to the data directory from here on. */
 	if (chdir(diskd_config.data_dir) != 0)
 	{
 		diskd_log("FATAL", "could not change to data directory \"%s\": %s",
-				  diskd_config.data_dir, strerror(errno));
-		return 1;
-	}
-	if (access("PG_VERSION", R_OK) != 0)
-	{
-		diskd_log("FATAL", "\"%s\" is not a PostgreSQL data directory: PG_VERSION: %s",
 				  diskd_config.data_dir, strerror(errno));
 		return 1;
 	}
@@ -653,10 +666,10 @@ main(int argc, char **argv)
 	if (listen_tcp != NULL && diskd_config.secret == NULL)
 		diskd_log("WARNING", "listening on TCP without a secret: any local user can read the cluster's relations (set --secret-file or ACTIVE_PG_DISK_SECRET)");
 
-	diskd_log("LOG", "listening on %s%s (data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
+	diskd_log("LOG", "listening on %s%s (PostgreSQL %u data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
 			  listen_socket_path ? "unix:" : "tcp:",
 			  listen_socket_path ? listen_socket_path : listen_tcp,
-			  diskd_config.data_dir, diskd_config.queue_depth,
+			  diskd_config.pg_major, diskd_config.data_dir, diskd_config.queue_depth,
 			  (unsigned long long) (diskd_config.memory_bytes >> 20),
 			  diskd_config.direct_io_default ? "direct" : "buffered",
 			  diskd_config.secret ? ", secret required" : "");

@@ -14,6 +14,8 @@
 
 #include "postgres.h"
 
+#include "compat.h"
+
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"

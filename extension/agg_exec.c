@@ -414,12 +414,13 @@ ap_agg_fill(ApAggState *s)
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->exec_cxt);
 
 	if (s->nkeys > 0)
-		s->hashtable = BuildTupleHashTableExt(&ss->ps, s->key_slot->tts_tupleDescriptor,
-											  s->nkeys, s->key_cols, s->eq_funcs,
-											  s->hash_funcs, s->key_collations,
-											  s->ngroups_est,
-											  sizeof(ApGroupState) * s->nspecs,
-											  s->exec_cxt, s->exec_cxt, s->tmp_cxt, false);
+		s->hashtable = ApBuildTupleHashTable(&ss->ps, s->key_slot->tts_tupleDescriptor,
+											 s->key_slot->tts_ops,
+											 s->nkeys, s->key_cols, s->eq_funcs,
+											 s->hash_funcs, s->key_collations,
+											 s->ngroups_est,
+											 sizeof(ApGroupState) * Max(s->nspecs, 1),
+											 s->exec_cxt, s->exec_cxt, s->tmp_cxt, false);
 	else
 		s->plain = palloc0(sizeof(ApGroupState) * Max(s->nspecs, 1));
 
@@ -560,7 +561,9 @@ ap_agg_next(ScanState *ss)
 	if (entry == NULL)
 		return ExecClearTuple(ss->ss_ScanTupleSlot);
 	ExecStoreMinimalTuple(entry->firstTuple, s->entry_slot, false);
-	return ap_emit(s, s->entry_slot, (ApGroupState *) entry->additional);
+	return ap_emit(s, s->entry_slot,
+				   (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, false,
+														  sizeof(ApGroupState) * Max(s->nspecs, 1)));
 }
 
 /* EvalPlanQual never substitutes a group: the relation is not a target. */

@@ -164,10 +164,8 @@ ap_lookup_group(ApAggState *s)
 	if (s->nkeys == 0)
 		return s->plain;
 	entry = LookupTupleHashEntry(s->hashtable, s->key_slot, &isnew, NULL);
-	if (isnew)
-		entry->additional = MemoryContextAllocZero(s->hashtable->tablecxt,
-												   sizeof(ApGroupState) * s->nspecs);
-	return (ApGroupState *) entry->additional;
+	return (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, isnew,
+												  sizeof(ApGroupState) * Max(s->nspecs, 1));
 }
 
 /*

@@ -241,7 +241,7 @@ ApAggClassify(PlannerInfo *root, RelOptInfo *rel, Aggref *aggref, ApAggInfo *inf
 	if ((info->fn == AP_AGG_MIN || info->fn == AP_AGG_MAX) &&
 		(info->arg_kind == AP_TYPE_TEXT || info->arg_kind == AP_TYPE_VARCHAR ||
 		 info->arg_kind == AP_TYPE_BPCHAR) &&
-		(!OidIsValid(aggref->inputcollid) || !lc_collate_is_c(aggref->inputcollid)))
+		(!OidIsValid(aggref->inputcollid) || !ApCollateIsC(aggref->inputcollid)))
 		return false;
 	return true;
 }

@@ -80,13 +80,13 @@ ap_bloom_ec_member(RestrictInfo *rinfo, RelOptInfo *b)
 		return NULL;
 	while (ec->ec_merged != NULL)
 		ec = ec->ec_merged;
-	if (ec->ec_has_volatile || ec->ec_broken || ec->ec_below_outer_join || ec->ec_has_const)
+	if (ec->ec_has_volatile || ec->ec_broken || ApEcBelowOuterJoin(ec) || ec->ec_has_const)
 		return NULL;
 	foreach(lc, ec->ec_members)
 	{
 		EquivalenceMember *em = lfirst_node(EquivalenceMember, lc);
 
-		if (em->em_is_child || em->em_is_const || !bms_is_empty(em->em_nullable_relids))
+		if (em->em_is_child || em->em_is_const || ApEmNulledByOuterJoin(em))
 			continue;
 		if (!bms_equal(em->em_relids, b->relids))
 			continue;
@@ -276,9 +276,10 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *
 	{
 		StringInfoData rels;
 		int			relid = -1;
+		Relids		base_relids = ApBaseRelids(root, small->relids);
 
 		initStringInfo(&rels);
-		while ((relid = bms_next_member(small->relids, relid)) >= 0)
+		while ((relid = bms_next_member(base_relids, relid)) >= 0)
 			appendStringInfo(&rels, "%s%s", rels.len > 0 ? " JOIN " : "",
 							 planner_rt_fetch(relid, root)->eref->aliasname);
 		label = psprintf("%s of (%s)", label, rels.data);

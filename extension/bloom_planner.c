@@ -573,6 +573,7 @@ static bool
 ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 {
 	int			relid = -1;
+	Relids		base_relids = ApBaseRelids(root, small->relids);
 
 	if (small->reloptkind != RELOPT_BASEREL &&
 		!(small->reloptkind == RELOPT_JOINREL && active_pg_bloom_join_results))
@@ -581,7 +582,7 @@ ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 		return false;
 	if (small->cheapest_total_path == NULL || small->cheapest_total_path->param_info != NULL)
 		return false;
-	while ((relid = bms_next_member(small->relids, relid)) >= 0)
+	while ((relid = bms_next_member(base_relids, relid)) >= 0)
 	{
 		RelOptInfo *rel;
 

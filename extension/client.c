@@ -653,6 +653,7 @@ ap_send_hello(ApDiskConn *c, TimestampTz deadline, char **err)
 		return false;
 	}
 	hello.protocol_version = AP_PROTOCOL_VERSION;
+	hello.pg_version_num = PG_VERSION_NUM;
 	hello.client_nonce.data = c->client_nonce;
 	hello.client_nonce.len = sizeof(c->client_nonce);
 	f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
@@ -820,7 +821,7 @@ ap_build_wes(ApConnSet *set)
 
 	if (set->wes != NULL)
 		FreeWaitEventSet(set->wes);
-	set->wes = CreateWaitEventSet(set->cxt, set->nconns + 2);
+	set->wes = ApCreateWaitEventSet(set->cxt, set->nconns + 2);
 	for (i = 0; i < set->nconns; i++)
 	{
 		if (set->conns[i].sock != PGINVALID_SOCKET)

@@ -176,9 +176,9 @@ int			ApConnTryNextFrame(ApConnSet *set, ApDiskConn *conn, ActivePg__Frame **out
 bool		ApDiskErrorRecoverable(uint32 code);
 
 /* The one mapping from a disk's Error to an ereport(ERROR) with SQLSTATE. */
-pg_attribute_noreturn() void ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err);
+pg_noreturn extern void ApReportDiskError(ApDiskConn *conn, const ActivePg__Error *err);
 
 /* ERRCODE_PROTOCOL_VIOLATION naming the disk. */
-pg_attribute_noreturn() void ApProtocolError(ApDiskConn *conn, const char *detail);
+pg_noreturn extern void ApProtocolError(ApDiskConn *conn, const char *detail);
 
 #endif							/* AP_CLIENT_H */

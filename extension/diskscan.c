@@ -321,8 +321,7 @@ ApCountScanStats(Relation rel, uint64 tuples, uint64 blocks)
 {
 	if (pgstat_should_count_relation(rel))
 	{
-		rel->pgstat_info->t_counts.t_tuples_returned += tuples;
-		rel->pgstat_info->t_counts.t_blocks_fetched += blocks;
+		ApPgstatCountScan(rel, tuples, blocks);
 	}
 }
 
@@ -350,7 +349,7 @@ ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats, const bool *valid,
 }
 
 /* A frame that has no place in a scan: protocol violation. */
-static pg_attribute_noreturn() void
+pg_noreturn static void
 ap_unexpected_frame(ApDiskConn *conn, const ActivePg__Frame *f)
 {
 	ApProtocolError(conn, psprintf("Unexpected message %d during a scan.", (int) f->msg_case));
@@ -640,9 +639,9 @@ ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 	active_pg__snapshot__init(snap);
 	active_pg__scan_request__init(req);
 
-	loc->spc_oid = rel->rd_node.spcNode;
-	loc->db_oid = rel->rd_node.dbNode;
-	loc->rel_number = rel->rd_node.relNode;
+	loc->spc_oid = ApRelSpcOid(rel);
+	loc->db_oid = ApRelDbOid(rel);
+	loc->rel_number = ApRelNumber(rel);
 
 	snap->xmin = snapshot->xmin;
 	snap->xmax = snapshot->xmax;

@@ -55,7 +55,7 @@ List *
 ApDeparseList(ScanState *ss, List *exprs, List *ancestors, ExplainState *es)
 {
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, ss->ps.plan, ancestors);
-	bool		useprefix = list_length(es->rtable) > 1 || es->verbose;
+	bool		useprefix = ApExplainUsePrefix(es);
 	List	   *out = NIL;
 	ListCell   *lc;
 

@@ -206,7 +206,10 @@ ap_start_disk(int i, const char *diskd_path)
 	snprintf(connbuf, sizeof(connbuf), "%d", Min(2 * MaxBackends + 16, AP_DISKD_MAX_CONNECTIONS));
 	argv[9] = "--max-connections";
 	argv[10] = connbuf;
-	argc = 11;
+	/* the daemon refuses a data directory of another major than ours */
+	argv[11] = "--pg-version";
+	argv[12] = CppAsString2(PG_MAJORVERSION_NUM);
+	argc = 13;
 	/* the emulation settings: off unless configured */
 	if (active_pg_disk_media_mbps > 0)
 	{

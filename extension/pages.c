@@ -8,7 +8,7 @@
  *
  * Rules of this file:
  *   - A page is checked as PostgreSQL checks a page it reads
- *     (PageIsVerifiedExtended: header sanity and checksum), and every line
+ *     (PageIsVerified: header sanity and checksum), and every line
  *     pointer and tuple header is checked to lie inside it, before any tuple
  *     of the page is returned.  A page that fails goes through the buffer
  *     manager as a fallback block: PostgreSQL then reports (or zeroes) it
@@ -256,7 +256,7 @@ ap_pages_load(ApScanState *s)
 		ps->cur_page++;
 
 		/* what ReadBuffer checks for every page it reads */
-		if (!PageIsVerifiedExtended(page, ps->blkno, 0))
+		if (!ApPageIsVerified(page, ps->blkno, 0))
 		{
 			ApDiskScanPushBlock(&s->ds, ps->blkno);
 			continue;

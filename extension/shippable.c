@@ -279,11 +279,11 @@ ap_collation_ok(ApOp op, ApCmp cmp, Oid inputcollid)
 	{
 		/* the database default is always deterministic in PostgreSQL 15 */
 		return inputcollid == DEFAULT_COLLATION_OID ||
-			lc_collate_is_c(inputcollid) ||
+			ApCollateIsC(inputcollid) ||
 			get_collation_isdeterministic(inputcollid);
 	}
 	/* ordering is bytewise (memcmp, then length) only in C/POSIX */
-	return lc_collate_is_c(inputcollid);
+	return ApCollateIsC(inputcollid);
 }
 
 /* Check one comparison: whitelisted function, fitting args, collation. */
@@ -416,7 +416,7 @@ ap_collation_deterministic(Oid collid)
 {
 	if (!OidIsValid(collid))
 		return false;
-	return collid == DEFAULT_COLLATION_OID || lc_collate_is_c(collid) ||
+	return collid == DEFAULT_COLLATION_OID || ApCollateIsC(collid) ||
 		get_collation_isdeterministic(collid);
 }
 
@@ -451,7 +451,7 @@ ap_function_shippable(Oid funcid, List *args, Oid inputcollid, Oid resulttype,
 	if ((f->flags & AP_F_CHARS) && !ap_encoding_ok())
 		return false;
 	if ((f->flags & AP_F_COLL_C) &&
-		(!OidIsValid(inputcollid) || !lc_ctype_is_c(inputcollid)))
+		(!OidIsValid(inputcollid) || !ApCtypeIsC(inputcollid)))
 		return false;
 	if ((f->flags & AP_F_COLL_DET) && !ap_collation_deterministic(inputcollid))
 		return false;

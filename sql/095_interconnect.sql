@@ -18,7 +18,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	plan json;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT count(*) FROM ic WHERE id < 0'
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF, FORMAT JSON) SELECT count(*) FROM ic WHERE id < 0'
 		INTO plan;
 	seconds := (plan->0->>'Execution Time')::float8 / 1000.0;
 	bytes := (plan->0->'Plan'->'Plans'->0->>'Interconnect Bytes Shipped')::float8;

@@ -44,7 +44,7 @@ RESET active_pg.force_pushdown;
 CREATE FUNCTION par_explain(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE j json;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO j;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, FORMAT JSON, COSTS OFF, TIMING OFF) ' || q INTO j;
 	RETURN j::jsonb;
 END $$;
 CREATE FUNCTION scan_node(p jsonb) RETURNS jsonb LANGUAGE sql AS $$
@@ -93,7 +93,7 @@ RESET enable_material;
 
 -- init-plan values are shipped by every participant (Gather passes them on)
 SET active_pg.force_pushdown = on;
-EXPLAIN (COSTS OFF) SELECT count(*), sum(amount) FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42);
+SELECT * FROM ap_explain('EXPLAIN (COSTS OFF) SELECT count(*), sum(amount) FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42)');
 RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT id FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42)');
 SELECT ap_check('SELECT count(*), sum(amount) FROM pt WHERE k <= (SELECT max(k) FROM pd WHERE k < 42)');
@@ -146,7 +146,9 @@ ROLLBACK;
 -- a whole non-partial ActiveScan in one worker (Gather single copy): no
 -- partial paths for so small a table, and every plan goes to a worker
 SET min_parallel_table_scan_size = '1GB';
-SET force_parallel_mode = on;
+-- (force_parallel_mode, called debug_parallel_query from 16)
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+	THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'on', false) AS parallel_mode;
 SET active_pg.force_pushdown = on;
 EXPLAIN (COSTS OFF) SELECT id FROM pt WHERE k = 7;
 RESET active_pg.force_pushdown;
@@ -156,7 +158,8 @@ DELETE FROM pt WHERE k = 7 AND id < 500;
 INSERT INTO pt VALUES (400000, 7, 'mine', 4.00, date '2001-01-04');
 SELECT ap_check('SELECT id, grp FROM pt WHERE k = 7');
 ROLLBACK;
-RESET force_parallel_mode;
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+	THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'off', false) AS parallel_mode;
 SET min_parallel_table_scan_size = 0;
 
 -- errors raised on a participant's fallback tuples are PostgreSQL's own

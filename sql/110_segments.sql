@@ -16,7 +16,7 @@ DECLARE
 	l text;
 	n bigint := 0;
 BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR l IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF l ~ 'Disk Pages: read [0-9]+' THEN
 			n := n + (regexp_match(l, 'Disk Pages: read ([0-9]+)'))[1]::bigint;
 		END IF;

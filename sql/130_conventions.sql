@@ -46,7 +46,13 @@ SET active_pg.connect_timeout = '2s';
 SHOW active_pg.connect_timeout;
 SET active_pg.disk_timeout = '1min';
 SHOW active_pg.disk_timeout;
-SET active_pg.batch_size = '4kB';
+-- (out of range: the message's wording differs between PostgreSQL majors)
+DO $$
+BEGIN
+	SET active_pg.batch_size = '4kB';
+EXCEPTION WHEN invalid_parameter_value THEN
+	RAISE NOTICE 'refused: %', SQLSTATE;
+END $$;
 SET active_pg.stripe_pages = 3;
 RESET ALL;
 
@@ -64,6 +70,7 @@ SELECT extversion FROM pg_extension WHERE extname = 'active_pg';
 SELECT has_schema_privilege('pg_monitor', 'active_pg', 'USAGE') AS usage_02;
 SELECT pg_describe_object(classid, objid, objsubid) AS member
 FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+	AND classid <> 'pg_type'::regclass	-- (PostgreSQL 18 lists a view's row types too)
 	AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'active_pg')
 ORDER BY 1;
 -- DROP EXTENSION removes the objects; the schema CREATE EXTENSION made for

@@ -910,6 +910,31 @@ test_hostile_shapes(void)
 		free(big);
 	}
 
+	/* a host of another PostgreSQL major than the data directory's is refused */
+	{
+		ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+		ActivePg__Hello h = ACTIVE_PG__HELLO__INIT;
+
+		diskd_config.pg_major = 15;
+		h.protocol_version = AP_PROTOCOL_VERSION;
+		h.client_nonce.data = test_nonce;
+		h.client_nonce.len = sizeof(test_nonce);
+		h.pg_version_num = 180001;
+		f.msg_case = ACTIVE_PG__FRAME__MSG_HELLO;
+		f.hello = &h;
+		session_start(&s);
+		send_frame(&s, &f);
+		CHECK_EQ(next_error_code(&s), AP_ERR_UNSUPPORTED);
+		session_end(&s);
+		/* the same major is served */
+		h.pg_version_num = 150013;
+		session_start(&s);
+		send_frame(&s, &f);
+		CHECK_EQ(next_error_code(&s), -1);	/* a HelloReply */
+		session_end(&s);
+		diskd_config.pg_major = 0;
+	}
+
 	/* and the daemon still serves */
 	session_start(&s);
 	CHECK(handshake_ok(&s));

@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "diskd.h"
 #include "testutil.h"
@@ -883,9 +885,102 @@ test_rowenc_random(void)
 }
 
 /* Run every test group; nonzero exit on any failure. */
+/* Write dir/name with len bytes of data. */
+static void
+put_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char		path[512];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (f == NULL)
+		return;
+	CHECK_EQ(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/*
+ * A pg_control of PostgreSQL 18's layout as far as diskd reads it: the
+ * version at 8, floatFormat at 208, blcksz and relseg_size after it.
+ */
+static void
+put_pg_control(const char *dir, uint32_t version, uint32_t blcksz, uint32_t relseg)
+{
+	unsigned char buf[8192];
+	double		ff = 1234567.0;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf + 8, &version, 4);
+	memcpy(buf + 208, &ff, 8);
+	memcpy(buf + 216, &blcksz, 4);
+	memcpy(buf + 220, &relseg, 4);
+	put_file(dir, "global/pg_control", buf, sizeof(buf));
+}
+
+/* The data directories diskd refuses at startup (datadir.c). */
+static void
+test_datadir(void)
+{
+	char		dir[] = "/tmp/diskd-unit-XXXXXX";
+	char		sub[600];
+	char		msg[512];
+	uint32_t	major = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/global", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+
+	/* no PG_VERSION: not a data directory */
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK(strstr(msg, "not a PostgreSQL data directory") != NULL);
+
+	put_file(dir, "PG_VERSION", "18\n", 3);
+	put_pg_control(dir, 1800, 8192, 131072);
+	CHECK(ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK_EQ(major, 18);
+	CHECK(ap_check_data_directory(dir, 18, &major, msg, sizeof(msg)));
+	/* the launcher's server is another major */
+	CHECK(!ap_check_data_directory(dir, 15, &major, msg, sizeof(msg)));
+	CHECK(strstr(msg, "is of PostgreSQL 18, but the server is PostgreSQL 15") != NULL);
+	/* another page size or segment size */
+	put_pg_control(dir, 1800, 16384, 131072);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK(strstr(msg, "16384-byte blocks") != NULL);
+	put_pg_control(dir, 1800, 8192, 262144);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	/* pg_control of another major than PG_VERSION says */
+	put_pg_control(dir, 1700, 8192, 131072);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK(strstr(msg, "pg_control version 1700") != NULL);
+	/* 15 and 16 share pg_control version 1300 */
+	put_file(dir, "PG_VERSION", "16\n", 3);
+	put_pg_control(dir, 1300, 8192, 131072);
+	CHECK(ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK_EQ(major, 16);
+	/* majors whose pages diskd was not checked against */
+	put_file(dir, "PG_VERSION", "14\n", 3);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	CHECK(strstr(msg, "PostgreSQL 14; this diskd reads the pages of PostgreSQL 15 to 18") != NULL);
+	put_file(dir, "PG_VERSION", "19\n", 3);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+	put_file(dir, "PG_VERSION", "x\n", 2);
+	CHECK(!ap_check_data_directory(dir, 0, &major, msg, sizeof(msg)));
+
+	snprintf(sub, sizeof(sub), "%s/global/pg_control", dir);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/PG_VERSION", dir);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/global", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
+	test_datadir();
 	test_page();
 	test_tuple();
 	test_pglz();
