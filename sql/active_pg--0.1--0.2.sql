@@ -1,4 +1,4 @@
-/* active_pg--0.1--0.2.sql: ALTER EXTENSION active_pg UPDATE TO '0.2' */
+/* active_pg--0.1--0.2.sql: 0.1 to 0.2 (CREATE EXTENSION installs 0.1 and runs this) */
 
 -- complain if the script is sourced in psql rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION active_pg UPDATE TO '0.2'" to load this file. \quit
@@ -38,7 +38,6 @@ DECLARE
 	host_ns float8[] := '{}';
 	disk_ns float8[] := '{}';
 	start_ms float8[] := '{}';
-	v float8;
 BEGIN
 	IF scan_rows IS NULL THEN
 		-- about 130 bytes a row on disk
@@ -93,24 +92,17 @@ BEGIN
 	END LOOP;
 	EXECUTE format('DROP TABLE %s, %s', big, tiny);
 
-	setting := 'active_pg.disk_scan_ns_per_byte';
-	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) INTO v FROM unnest(disk_ns) x;
-	current_value := current_setting(setting)::float8;
-	measured := round(greatest(v, 0.001)::numeric, 3);
-	statement := format('ALTER SYSTEM SET %s = %s', setting, measured);
-	RETURN NEXT;
-	setting := 'active_pg.host_scan_ns_per_byte';
-	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) INTO v FROM unnest(host_ns) x;
-	current_value := current_setting(setting)::float8;
-	measured := round(greatest(v, 0.001)::numeric, 3);
-	statement := format('ALTER SYSTEM SET %s = %s', setting, measured);
-	RETURN NEXT;
-	setting := 'active_pg.disk_start_ms';
-	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) INTO v FROM unnest(start_ms) x;
-	current_value := current_setting(setting)::float8;
-	measured := round(greatest(v, 0.001)::numeric, 3);
-	statement := format('ALTER SYSTEM SET %s = %s', setting, measured);
-	RETURN NEXT;
+	-- the medians, each with the statement that would apply it
+	RETURN QUERY
+	SELECT m.name, current_setting(m.name)::float8, r.v,
+		format('ALTER SYSTEM SET %s = %s', m.name, r.v)
+	FROM (VALUES (1, 'active_pg.disk_scan_ns_per_byte', disk_ns),
+				 (2, 'active_pg.host_scan_ns_per_byte', host_ns),
+				 (3, 'active_pg.disk_start_ms', start_ms)) AS m(n, name, xs),
+		LATERAL (SELECT round(greatest(percentile_cont(0.5) WITHIN GROUP (ORDER BY x), 0.001)::numeric,
+							  3)::float8 AS v
+				 FROM unnest(m.xs) x) r
+	ORDER BY m.n;
 END
 $$;
 
