@@ -42,6 +42,8 @@
 extern int	diskd_disk_id;
 void		diskd_log(const char *level, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
+/* Test failpoints from ACTIVE_PG_DISKD_FAILPOINTS, if set (failpoint.c). */
+void		ap_failpoints_init(void);
 
 /* ---------- page.c ---------- */
 
@@ -557,6 +559,8 @@ int			ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 /* Serve one accepted socket until it closes (handshake, requests); closes fd. */
 void		ap_conn_serve(int fd);
+/* Shut the connection down in both directions (a test's failpoint). */
+void		ap_conn_shutdown(ApConn *c);
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
 void		ap_conn_reject(int fd, uint32_t code, const char *message);
 

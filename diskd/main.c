@@ -648,6 +648,7 @@ main(int argc, char **argv)
 			  (unsigned long long) (diskd_config.memory_bytes >> 20),
 			  diskd_config.direct_io_default ? "direct" : "buffered",
 			  diskd_config.secret ? ", secret required" : "");
+	ap_failpoints_init();
 	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
 	{
 		char		media[32] = "off";
