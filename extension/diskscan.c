@@ -685,6 +685,9 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			ap_queue_fallback(ds, conn, f->fallback);
 			break;
 		case ACTIVE_PG__FRAME__MSG_DONE:
+			/* every flush ends with its report before Done */
+			if (conn->held != NIL)
+				ApProtocolError(conn, "A disk ended its scan in the middle of an aggregation flush.");
 			if (f->done->stats != NULL)
 			{
 				ap_add_stats(ds, conn->disk, f->done->stats);
