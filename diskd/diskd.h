@@ -479,6 +479,12 @@ typedef struct ApChunk
 } ApChunk;
 
 /*
+ * At start: whether readers use pread instead of io_uring (force_pread, or
+ * io_uring refused here: EPERM, ENOSYS); logged once.
+ */
+void		ap_reader_init(bool force_pread);
+
+/*
  * Open a reader over the relation's main fork at relpath (the daemon-built
  * path without segment suffix) for this disk's stripe units.  Returns NULL
  * and sets *err (ApErrCode) and errbuf on failure.

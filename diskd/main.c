@@ -118,6 +118,8 @@ usage(void)
 		   "                           $ACTIVE_PG_DISK_SECRET.  Clients prove they know it\n"
 		   "                           and so does the daemon; it never crosses the wire\n"
 		   "      --buffered           default to buffered reads instead of O_DIRECT\n"
+		   "      --no-io-uring        read with pread, as where io_uring is not permitted\n"
+		   "                           (also ACTIVE_PG_DISKD_NO_IO_URING=1)\n"
 		   "  -h, --help               show this help\n\n"
 		   "Emulation (all off by default: the machine runs at full speed):\n"
 		   "      --media-mbps N       media rate: deliver at most N MB/s (1 MB = 2^20 bytes)\n"
@@ -477,6 +479,7 @@ main(int argc, char **argv)
 		{"secret", required_argument, NULL, 'S'},
 		{"secret-file", required_argument, NULL, 'F'},
 		{"buffered", no_argument, NULL, 'b'},
+		{"no-io-uring", no_argument, NULL, 'U'},
 		{"media-mbps", required_argument, NULL, 'M'},
 		{"cpu-ratio", required_argument, NULL, 'R'},
 		{"emulated-disks", required_argument, NULL, 'N'},
@@ -491,6 +494,7 @@ main(int argc, char **argv)
 	const char *env_secret;
 	char	   *secret_file = NULL;
 	uint32_t	emulated_disks = 1;
+	bool		no_io_uring = false;
 
 	diskd_config.data_dir = NULL;
 	diskd_config.disk_id = 0;
@@ -546,6 +550,9 @@ main(int argc, char **argv)
 				break;
 			case 'b':
 				diskd_config.direct_io_default = false;
+				break;
+			case 'U':
+				no_io_uring = true;
 				break;
 			case 'M':
 				diskd_config.media_mbps = parse_uint_flag("media-mbps", optarg,
@@ -649,6 +656,11 @@ main(int argc, char **argv)
 			  diskd_config.direct_io_default ? "direct" : "buffered",
 			  diskd_config.secret ? ", secret required" : "");
 	ap_failpoints_init();
+	{
+		const char *env = getenv("ACTIVE_PG_DISKD_NO_IO_URING");
+
+		ap_reader_init(no_io_uring || (env != NULL && strcmp(env, "1") == 0));
+	}
 	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
 	{
 		char		media[32] = "off";

@@ -172,5 +172,25 @@ like($out, qr/Disks Taken Over: 1 \(blocks read by the host (\d+)\)/, 'EXPLAIN A
 my ($blocks) = $out =~ /blocks read by the host (\d+)/;
 cmp_ok($blocks, '<', $pages / 4 - 20, 'the host read less than the disk\'s share');
 
+# Daemons without io_uring (as under a container's seccomp profile, which
+# refuses io_uring_setup): they read with pread, say so once, and answer
+# the same, on the disks.
+$node->stop;
+$ENV{ACTIVE_PG_DISKD_NO_IO_URING} = '1';
+my $logstart = -s $node->logfile;
+$node->start;
+delete $ENV{ACTIVE_PG_DISKD_NO_IO_URING};
+is(scalar(wait_for_disks($node, 4)), 4, 'the launcher runs 4 daemons without io_uring');
+for my $name (sort keys %q)
+{
+	is($node->safe_psql('postgres', $base . $q{$name}), $expected{$name}, "pread: $name, stock's answer");
+}
+$out = $node->safe_psql('postgres', $base . "SET active_pg.enable_agg = off; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+	  . "SELECT count(*) FROM t WHERE k < 50");
+like($out, qr/Disk Tuples: seen 60000/, 'pread: the disks did the whole scan');
+unlike($out, qr/Taken Over/, 'pread: no disk was taken over');
+my @said = (slurp_file($node->logfile, $logstart) =~ /io_uring is off \(--no-io-uring\); reading with pread/g);
+is(scalar(@said), 4, 'each daemon says once that it reads with pread');
+
 $node->stop;
 done_testing();
