@@ -175,6 +175,9 @@ int			ApConnWait(ApDiskConn *conn, int events, long ms);
 ApConnSet  *ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs);
 /* Connect (no retry) and handshake with disk i; false with *err on failure. */
 bool		ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err);
+/* The same within ms (the launcher's probe of its disks). */
+bool		ApConnectOneWithin(ApConnSet *set, int i, const ApDiskAddr *addr, int ms,
+							   char **err);
 /* Close one connection's socket, if open. */
 void		ApConnClose(ApDiskConn *conn);
 /* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err). */
