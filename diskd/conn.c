@@ -320,6 +320,14 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 	return 0;
 }
 
+/* Shut the connection down in both directions (a test's failpoint). */
+void
+ap_conn_shutdown(ApConn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->broken = true;
+}
+
 /*
  * Between chunks of a scan: has the host sent Cancel, gone away, or broken
  * the protocol?  Costs one poll() when nothing is pending.

@@ -35,6 +35,8 @@
 extern int	diskd_disk_id;
 void		diskd_log(const char *level, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
+/* Test failpoints from ACTIVE_PG_DISKD_FAILPOINTS, if set (failpoint.c). */
+void		ap_failpoints_init(void);
 
 /* ---------- page.c ---------- */
 
@@ -393,6 +395,12 @@ typedef struct ApChunk
 } ApChunk;
 
 /*
+ * At start: whether readers use pread instead of io_uring (force_pread, or
+ * io_uring refused here: EPERM, ENOSYS); logged once.
+ */
+void		ap_reader_init(bool force_pread);
+
+/*
  * Open a reader over the relation's main fork at relpath (the daemon-built
  * path without segment suffix) for this disk's stripe units.  Returns NULL
  * and sets *err (ApErrCode) and errbuf on failure.
@@ -473,6 +481,8 @@ int			ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 /* Serve one accepted socket until it closes (handshake, requests); closes fd. */
 void		ap_conn_serve(int fd);
+/* Shut the connection down in both directions (a test's failpoint). */
+void		ap_conn_shutdown(ApConn *c);
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
 void		ap_conn_reject(int fd, uint32_t code, const char *message);
 

@@ -37,6 +37,11 @@
  *   - ap_reader_close is the one cleanup path and is valid at any point: it
  *     waits for every submitted read before freeing the buffers the kernel
  *     may still be writing.
+ *   - Where io_uring is unavailable (io_uring_queue_init fails with EPERM or
+ *     ENOSYS: a container's seccomp profile, a kernel built without it), or
+ *     the daemon runs with --no-io-uring, each piece is read with pread
+ *     when the caller asks for it, into one buffer: the same chunks in
+ *     stripe order, without read-ahead.  Said once in the log.
  */
 #define _GNU_SOURCE				/* O_DIRECT */
 #include <errno.h>
@@ -152,6 +157,7 @@ struct ApReader
 {
 	struct io_uring ring;
 	bool		ring_ok;
+	bool		sync;			/* pread, no ring: see use_pread */
 	bool		registered;		/* buffers registered: use read_fixed */
 	bool		direct_io;
 	char	   *relpath;
@@ -180,6 +186,46 @@ struct ApReader
 	int			failed;			/* sticky -errno after a read error */
 	uint64_t	wait_us;		/* blocked in wait_cqe since the last chunk */
 };
+
+/* Reads use pread instead of io_uring (unavailable, or --no-io-uring). */
+static atomic_bool reader_use_pread = false;
+
+/* Switch every later reader of the process to pread, logging why once. */
+static void
+use_pread(const char *why)
+{
+	if (!atomic_exchange(&reader_use_pread, true))
+		diskd_log("LOG", "%s; reading with pread, without read-ahead", why);
+}
+
+/*
+ * At start: read with pread if forced (--no-io-uring) or if io_uring is
+ * unavailable here (a probe ring cannot be set up: EPERM, ENOSYS).
+ */
+void
+ap_reader_init(bool force_pread)
+{
+	struct io_uring ring;
+	int			rc;
+	char		why[128];
+
+	if (force_pread)
+	{
+		use_pread("io_uring is off (--no-io-uring)");
+		return;
+	}
+	rc = io_uring_queue_init(2, &ring, 0);
+	if (rc == 0)
+	{
+		io_uring_queue_exit(&ring);
+		return;
+	}
+	if (rc == -EPERM || rc == -ENOSYS)
+	{
+		snprintf(why, sizeof(why), "io_uring is not available (%s)", strerror(-rc));
+		use_pread(why);
+	}
+}
 
 /* Log the O_DIRECT fallback once per process, not once per segment. */
 static atomic_bool direct_fallback_logged = false;
@@ -266,6 +312,59 @@ queue_part(ApReader *r, uint32_t slot, int part, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/*
+ * Without io_uring: read one part now with pread, as complete_read accounts
+ * a completion (short reads continue, O_DIRECT refused at read time falls
+ * back to buffered, EOF before nblocks is an error); 0 or -errno.
+ */
+static int
+read_part(ApReader *r, uint32_t slot, int part, char *errbuf, size_t errlen)
+{
+	ReadSlot   *s = &r->slots[slot];
+	ReadPart   *p = &s->parts[part];
+	char		path[1024];
+	uint64_t	t0 = ap_mono_us();
+
+	while (p->remaining > 0)
+	{
+		int			fd = seg_fd(r, p->seg, errbuf, errlen);
+		ssize_t		n;
+
+		if (fd < 0)
+			return fd;
+		n = pread(fd, s->buf + p->buf_off, p->remaining, (off_t) p->file_off);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0 && errno == EINVAL && !r->segs[p->seg].use_buffered)
+		{
+			seg_path(r, p->seg, path, sizeof(path));
+			log_direct_fallback(path);
+			r->segs[p->seg].use_buffered = true;
+			continue;
+		}
+		if (n <= 0)
+		{
+			int			rc = n < 0 ? -errno : -EIO;
+
+			seg_path(r, p->seg, path, sizeof(path));
+			if (n < 0)
+				snprintf(errbuf, errlen, "could not read block %u in file \"%s\": %s",
+						 s->first_block + p->buf_off / AP_BLCKSZ, path, strerror(-rc));
+			else
+				snprintf(errbuf, errlen, "file \"%s\" ends before block %u (relation expected to have %u blocks)",
+						 path, s->first_block + p->buf_off / AP_BLCKSZ, r->nblocks);
+			return rc;
+		}
+		p->file_off += (uint64_t) n;
+		p->buf_off += (uint32_t) n;
+		p->remaining -= (uint32_t) n;
+	}
+	r->wait_us += ap_mono_us() - t0;
+	if (--s->pending == 0)
+		r->ready[(r->ready_head + r->nready++) % r->nslots] = slot;
+	return 0;
+}
+
 /* Submit everything prepared; 0 or -errno. */
 static int
 submit_queued(ApReader *r, char *errbuf, size_t errlen)
@@ -332,7 +431,8 @@ start_piece(ApReader *r, uint32_t slot, char *errbuf, size_t errlen)
 	s->pending = s->nparts;
 	for (i = 0; i < s->nparts; i++)
 	{
-		int			rc = queue_part(r, slot, i, errbuf, errlen);
+		int			rc = r->sync ? read_part(r, slot, i, errbuf, errlen) :
+			queue_part(r, slot, i, errbuf, errlen);
 
 		if (rc < 0)
 			return rc;
@@ -411,7 +511,7 @@ fill_window(ApReader *r, char *errbuf, size_t errlen)
 			r->exhausted = true;
 		}
 	}
-	return submit_queued(r, errbuf, errlen);
+	return r->sync ? 0 : submit_queued(r, errbuf, errlen);
 }
 
 /* Blocks of one read (P): a stripe unit, or a piece of a larger one. */
@@ -499,6 +599,9 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 
 	/* Only as many buffers as we have pieces: small scans stay small. */
 	npieces = ap_reader_pieces(nblocks, ndisks, stripe_pages, disk_id);
+	r->sync = atomic_load(&reader_use_pread);
+	if (r->sync)
+		queue_depth = 1;		/* one read at a time, when the caller asks */
 	r->nslots = (uint32_t) (npieces < queue_depth ? npieces : queue_depth);
 	if (r->nslots == 0)
 		return r;				/* nothing of ours to read */
@@ -529,6 +632,13 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 		iov[i].iov_len = (size_t) r->piece_blocks * AP_BLCKSZ;
 	}
 
+	if (r->sync)
+	{
+		/* nothing is read before the caller asks (ap_reader_next) */
+		free(iov);
+		return r;
+	}
+
 	/*
 	 * Ring memory released by a previous scan's teardown is freed
 	 * asynchronously by the kernel; a burst of short scans can briefly run
@@ -540,6 +650,17 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 		if (rc != -ENOMEM || attempt >= READER_INIT_RETRIES)
 			break;
 		usleep(READER_INIT_RETRY_US << attempt);
+	}
+	if (rc == -EPERM || rc == -ENOSYS)
+	{
+		char		why[128];
+
+		/* refused since the daemon started: this and later scans use pread */
+		snprintf(why, sizeof(why), "io_uring is not available (%s)", strerror(-rc));
+		use_pread(why);
+		r->sync = true;
+		free(iov);
+		return r;
 	}
 	if (rc < 0)
 	{
@@ -607,6 +728,16 @@ ap_reader_next(ApReader *r, ApChunk *chunk, char *errbuf, size_t errlen)
 	{
 		r->idle[r->nidle++] = (uint32_t) r->current;
 		r->current = -1;
+	}
+	if (r->sync)
+	{
+		/* read the next piece now, into the slot just given back */
+		r->window = 1;
+		rc = fill_window(r, errbuf, errlen);
+		if (rc < 0)
+			return r->failed = rc;
+		if (r->nready == 0)
+			return 0;			/* every piece of ours delivered */
 	}
 	rc = fill_window(r, errbuf, errlen);
 	if (rc < 0)

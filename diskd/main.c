@@ -134,6 +134,8 @@ usage(void)
 		   "      --pg-version N       refuse a data directory of another PostgreSQL major\n"
 		   "                           (the launcher passes its server's); any data\n"
 		   "                           directory must be of PostgreSQL %d to %d\n"
+		   "      --no-io-uring        read with pread, as where io_uring is not permitted\n"
+		   "                           (also ACTIVE_PG_DISKD_NO_IO_URING=1)\n"
 		   "  -h, --help               show this help\n\n"
 		   "Emulation (all off by default: the machine runs at full speed):\n"
 		   "      --media-mbps N       media rate: deliver at most N MB/s (1 MB = 2^20 bytes)\n"
@@ -494,6 +496,7 @@ main(int argc, char **argv)
 		{"secret", required_argument, NULL, 'S'},
 		{"secret-file", required_argument, NULL, 'F'},
 		{"buffered", no_argument, NULL, 'b'},
+		{"no-io-uring", no_argument, NULL, 'U'},
 		{"media-mbps", required_argument, NULL, 'M'},
 		{"cpu-ratio", required_argument, NULL, 'R'},
 		{"emulated-disks", required_argument, NULL, 'N'},
@@ -511,6 +514,7 @@ main(int argc, char **argv)
 	uint32_t	emulated_disks = 1;
 	uint32_t	expect_major = 0;
 	char		msg[512];
+	bool		no_io_uring = false;
 
 	diskd_config.data_dir = NULL;
 	diskd_config.disk_id = 0;
@@ -566,6 +570,9 @@ main(int argc, char **argv)
 				break;
 			case 'b':
 				diskd_config.direct_io_default = false;
+				break;
+			case 'U':
+				no_io_uring = true;
 				break;
 			case 'M':
 				diskd_config.media_mbps = parse_uint_flag("media-mbps", optarg,
@@ -673,6 +680,12 @@ main(int argc, char **argv)
 			  (unsigned long long) (diskd_config.memory_bytes >> 20),
 			  diskd_config.direct_io_default ? "direct" : "buffered",
 			  diskd_config.secret ? ", secret required" : "");
+	ap_failpoints_init();
+	{
+		const char *env = getenv("ACTIVE_PG_DISKD_NO_IO_URING");
+
+		ap_reader_init(no_io_uring || (env != NULL && strcmp(env, "1") == 0));
+	}
 	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
 	{
 		char		media[32] = "off";

@@ -45,6 +45,8 @@ scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 	return -1;
 }
 
+static int	flush_rows(Scan *s, uint32_t blkno, uint32_t off);
+
 /*
  * Wall time since t0 that this thread did not run (blocked or waiting),
  * given its CPU time cpu0_ns at t0.
@@ -84,7 +86,9 @@ scan_send(Scan *s, const ActivePg__Frame *frame)
  * The heartbeat: a scan that reads on without anything to send (a filter
  * that passes nothing, slow emulated media) still tells the host it is
  * alive, so the host's active_pg.disk_timeout only catches a disk that
- * stopped.  An empty Fallback frame carries no work.
+ * stopped.  An empty Fallback frame carries no work.  It is sent between
+ * chunks, so a scan that ships rows flushes them with its progress instead
+ * (an aggregation's groups stay in its table, unreported).
  */
 int
 scan_heartbeat(Scan *s)
@@ -94,51 +98,136 @@ scan_heartbeat(Scan *s)
 
 	if (ap_mono_us() - s->last_send_us < (uint64_t) AP_HEARTBEAT_MS * 1000)
 		return 0;
+	if (s->agg == NULL && !s->pages_mode)
+		return flush_rows(s, SCAN_NO_BLOCK, 0);
 	frame.msg_case = ACTIVE_PG__FRAME__MSG_FALLBACK;
 	frame.fallback = &fb;
 	return scan_send(s, &frame);
 }
 
-/* Ship the buffered rows as one RowBatch. */
-static int
-flush_rows(Scan *s)
-{
-	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
-	ActivePg__RowBatch batch = ACTIVE_PG__ROW_BATCH__INIT;
+/* ---------------- progress (what the host may count as delivered) ---------------- */
 
-	if (s->rows.nrows == 0)
+/* Note blocks [first, end) as processed since the last report. */
+static int
+progress_add(Scan *s, uint32_t first, uint32_t end)
+{
+	if (end <= first)
 		return 0;
-	batch.nrows = s->rows.nrows;
-	batch.rows.len = s->rows.len;
-	batch.rows.data = s->rows.data;
-	frame.msg_case = ACTIVE_PG__FRAME__MSG_ROWS;
-	frame.rows = &batch;
-	if (scan_send(s, &frame) < 0)
-		return -1;
-	s->stats.rows_shipped += s->rows.nrows;
-	ap_rowbuf_reset(&s->rows);
+	/* the pieces of a unit read in parts follow each other: one range */
+	if (s->ndone >= 2 && s->done[s->ndone - 2] + s->done[s->ndone - 1] == first)
+	{
+		s->done[s->ndone - 1] += end - first;
+		return 0;
+	}
+	if (s->ndone + 2 > s->done_cap)
+	{
+		uint32_t	cap = s->done_cap < 64 ? 64 : s->done_cap * 2;
+		uint32_t   *p = realloc(s->done, cap * sizeof(uint32_t));
+
+		if (p == NULL)
+			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory noting progress");
+		s->done = p;
+		s->done_cap = cap;
+	}
+	s->done[s->ndone++] = first;
+	s->done[s->ndone++] = end - first;
 	return 0;
 }
 
-/* Ship the pending TIDs and blocks as one Fallback frame. */
+/*
+ * Fill p with what is delivered once the frame carrying it is sent: the
+ * ranges processed since the last report and, when blkno is a block of the
+ * current chunk, the chunk's blocks before it and blkno's tuples at offsets
+ * below off.  The caller must have flushed everything those tuples gave
+ * (rows, fallbacks, groups) first, and calls progress_sent after the send.
+ */
 static int
-flush_fallback(Scan *s)
+progress_fill(Scan *s, ActivePg__Progress *p, uint32_t blkno, uint32_t off)
+{
+	if (blkno != SCAN_NO_BLOCK)
+	{
+		if (progress_add(s, s->prog_from, blkno) < 0)
+			return -1;
+		s->prog_from = blkno;
+		if (off > 1)
+		{
+			p->partial_block = blkno;
+			p->partial_offset = off;
+		}
+	}
+	p->n_ranges = s->ndone;
+	p->ranges = s->done;
+	return 0;
+}
+
+static inline void
+progress_sent(Scan *s)
+{
+	s->ndone = 0;
+}
+
+/* Ship the pending TIDs and blocks as one Fallback frame (progress: NULL or to report). */
+static int
+send_fallback(Scan *s, ActivePg__Progress *progress)
 {
 	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
 	ActivePg__Fallback fb = ACTIVE_PG__FALLBACK__INIT;
 
-	if (s->ntids == 0 && s->nfb_blocks == 0)
-		return 0;
 	fb.n_tids = s->ntids;
 	fb.tids = s->tids;
 	fb.n_blocks = s->nfb_blocks;
 	fb.blocks = s->fb_blocks;
+	fb.progress = progress;
 	frame.msg_case = ACTIVE_PG__FRAME__MSG_FALLBACK;
 	frame.fallback = &fb;
 	if (scan_send(s, &frame) < 0)
 		return -1;
 	s->ntids = 0;
 	s->nfb_blocks = 0;
+	return 0;
+}
+
+/* Ship the pending TIDs and blocks, if any, as one Fallback frame. */
+static int
+flush_fallback(Scan *s)
+{
+	if (s->ntids == 0 && s->nfb_blocks == 0)
+		return 0;
+	return send_fallback(s, NULL);
+}
+
+/*
+ * A scan that ships rows: ship the pending fallbacks, then the buffered rows
+ * as one RowBatch with the progress up to (blkno, off) (see progress_fill);
+ * with no rows buffered the progress travels in an empty Fallback frame.
+ */
+static int
+flush_rows(Scan *s, uint32_t blkno, uint32_t off)
+{
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__RowBatch batch = ACTIVE_PG__ROW_BATCH__INIT;
+	ActivePg__Progress progress = ACTIVE_PG__PROGRESS__INIT;
+
+	if (flush_fallback(s) < 0 || progress_fill(s, &progress, blkno, off) < 0)
+		return -1;
+	if (s->rows.nrows == 0)
+	{
+		if (send_fallback(s, &progress) < 0)
+			return -1;
+		progress_sent(s);
+		return 0;
+	}
+	batch.nrows = s->rows.nrows;
+	batch.rows.len = s->rows.len;
+	batch.rows.data = s->rows.data;
+	batch.progress = &progress;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_ROWS;
+	frame.rows = &batch;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+	progress_sent(s);
+	s->stats.rows_shipped += s->rows.nrows;
+	ap_rowbuf_reset(&s->rows);
 	return 0;
 }
 
@@ -344,13 +433,33 @@ send_partial(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroup
 	return scan_send(s, &frame);
 }
 
-/* Ship and forget every partial group; -1 with the error set. */
+/*
+ * Ship the pending fallbacks and then every partial group, and forget them;
+ * an empty AggPartial frame ends the flush with the progress up to (blkno,
+ * off) (see progress_fill): the table held every tuple aggregated so far.
+ * -1 with the error set.
+ */
 static int
-flush_groups(Scan *s, bool memory_flush)
+flush_groups(Scan *s, bool memory_flush, uint32_t blkno, uint32_t off)
 {
+	ActivePg__Progress progress = ACTIVE_PG__PROGRESS__INIT;
+	ActivePg__Frame frame = ACTIVE_PG__FRAME__INIT;
+	ActivePg__AggPartial end = ACTIVE_PG__AGG_PARTIAL__INIT;
+
+	if (flush_fallback(s) < 0)
+		return -1;
 	if (ap_agg_flush(s->agg, memory_flush, s->batch_bytes, send_partial, s) < 0)
 		return s->err_code != AP_ERR_NONE ? -1 :
 			scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory shipping partial groups");
+	if (progress_fill(s, &progress, blkno, off) < 0)
+		return -1;
+	end.memory_flush = memory_flush;
+	end.progress = &progress;
+	frame.msg_case = ACTIVE_PG__FRAME__MSG_AGG_PARTIAL;
+	frame.agg_partial = &end;
+	if (scan_send(s, &frame) < 0)
+		return -1;
+	progress_sent(s);
 	return 0;
 }
 
@@ -372,7 +481,8 @@ aggregate_tuple(Scan *s, uint32_t blkno, int off, int r, const ApValue *values)
 
 	if (res == AP_AGG_FULL)
 	{
-		if (flush_groups(s, true) < 0)
+		/* the tuples before this one are in the table */
+		if (flush_groups(s, true, blkno, (uint32_t) off) < 0)
 			return -1;
 		res = agg_add(s, r, values);
 	}
@@ -693,7 +803,7 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 								   s->values, s->prog.expr_cols, s->prog.nexprs,
 								   s->evals, (int64_t) AP_TID_PACK(blkno, off)) < 0)
 			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
-		if (s->rows.len >= s->batch_bytes && flush_rows(s) < 0)
+		if (s->rows.len >= s->batch_bytes && flush_rows(s, blkno, (uint32_t) off + 1) < 0)
 			return -1;
 	}
 	return aggregate_batch(s, blkno);
@@ -796,16 +906,32 @@ scan_units(Scan *s)
 		/* emulated media: the drive delivers no faster than its rate */
 		if (scan_hold(s, ap_media_throttle_us((uint64_t) chunk.nblocks * AP_BLCKSZ), NULL) < 0)
 			return -1;
+		s->prog_from = chunk.first_block;
 		for (i = 0; i < chunk.nblocks; i++)
 		{
 			const unsigned char *page = chunk.data + (size_t) i * AP_BLCKSZ;
 
 			s->stats.pages_read++;
 			s->stats.bytes_read += AP_BLCKSZ;
+			if (s->fp.page != 0 && s->stats.pages_read == s->fp.page)
+			{
+				/* a test's failpoint: may end the scan or the daemon */
+				if (scan_failpoint(s, chunk.first_block + i) < 0)
+					return -1;
+				if (s->fp.action == AP_FP_CHECKSUM)
+				{
+					if (fallback_block(s, chunk.first_block + i) < 0)
+						return -1;
+					continue;
+				}
+			}
 			if ((s->pages_mode ? scan_ship_page(s, page, chunk.first_block + i) :
 				 scan_page(s, page, chunk.first_block + i)) < 0)
 				return -1;
 		}
+		/* every tuple of the chunk is now shipped, handed back or in the table */
+		if (progress_add(s, s->prog_from, chunk.first_block + chunk.nblocks) < 0)
+			return -1;
 		/*
 		 * Emulated disk CPU: all CPU time c the scan used since the last
 		 * chunk (set-up, reading, this chunk's work) takes c / ratio, so
@@ -825,9 +951,20 @@ scan_units(Scan *s)
 		if (scan_heartbeat(s) < 0)
 			return -1;
 	}
-	if (s->agg != NULL && flush_groups(s, false) < 0)
+	if (s->agg != NULL)
+	{
+		if (flush_groups(s, false, SCAN_NO_BLOCK, 0) < 0)
+			return -1;
+	}
+	else if (s->pages_mode)
+	{
+		if (scan_flush_pages(s) < 0 || flush_fallback(s) < 0)
+			return -1;
+	}
+	else if (flush_rows(s, SCAN_NO_BLOCK, 0) < 0)
 		return -1;
-	if (scan_flush_pages(s) < 0 || flush_rows(s) < 0 || flush_fallback(s) < 0)
+	/* a test's failpoint after the last frame, before Done */
+	if (s->fp.at_end && scan_failpoint(s, SCAN_NO_BLOCK) < 0)
 		return -1;
 	return 0;
 }
@@ -868,6 +1005,9 @@ ap_scan_run(ApConn *c, const ActivePg__ScanRequest *req)
 		goto done;
 	}
 	if ((s->pages_mode ? scan_prepare_pages(s) : scan_prepare(s)) < 0)
+		goto done;
+	scan_failpoint_load(s);
+	if (s->fp.at_start && scan_failpoint(s, SCAN_NO_BLOCK) < 0)
 		goto done;
 	(void) scan_units(s);
 
@@ -918,6 +1058,7 @@ done:
 	free(s->evals);
 	free(s->tids);
 	free(s->fb_blocks);
+	free(s->done);
 	free(s->pages);
 	free(s->page_blocks);
 	free(s->snap.xip);

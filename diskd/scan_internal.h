@@ -22,6 +22,30 @@
 #define SCAN_HOLD_SLICE_US		20000	/* a throttled scan checks for Cancel this often */
 #define SCAN_CPU_HOLD_MIN_US	2000	/* shortest CPU-throttle sleep (see hold_cpu) */
 
+/* A test's failpoint (failpoint.c) */
+typedef enum ApFpAction
+{
+	AP_FP_NONE = 0,
+	AP_FP_KILL,
+	AP_FP_STOP,
+	AP_FP_CLOSE,
+	AP_FP_IO_ERROR,
+	AP_FP_BUSY,
+	AP_FP_HANG,
+	AP_FP_CHECKSUM
+} ApFpAction;
+
+typedef struct ScanFailpoint
+{
+	ApFpAction	action;
+	bool		at_start;		/* before the first page */
+	bool		at_end;			/* after the last frame, before Done */
+	uint64_t	page;			/* at the scan's page-th page (0: not) */
+} ScanFailpoint;
+
+/* No block in progress: between chunks (progress), at a scan's start or end */
+#define SCAN_NO_BLOCK			UINT32_MAX
+
 /* vis[] value of an item whose header could not be read */
 #define SCAN_VIS_BAD_HEADER		0xFF
 
@@ -75,6 +99,16 @@ typedef struct Scan
 	uint32_t   *fb_blocks;		/* pending Fallback.blocks */
 	uint32_t	nfb_blocks;
 
+	/*
+	 * Progress (what was delivered, for the host's takeover): ranges of
+	 * blocks processed since the last report, as (first, count) pairs, and
+	 * the first block of the current chunk not yet reported.
+	 */
+	uint32_t   *done;
+	uint32_t	ndone;			/* uint32s used (two per range) */
+	uint32_t	done_cap;
+	uint32_t	prog_from;
+
 	uint32_t	need[SCAN_MAX_ITEMS * 2];	/* this page's unresolved xids */
 	uint32_t	nneed;
 	uint32_t	need_sorted[SCAN_MAX_ITEMS * 2];
@@ -85,6 +119,7 @@ typedef struct Scan
 	uint8_t		bloom_first[SCAN_MAX_ITEMS + 1];
 
 	ActivePg__ScanStats stats;
+	ScanFailpoint fp;			/* tests only: see failpoint.c */
 
 	/* how the scan ends: err_code != 0 sends Error instead of Done */
 	uint32_t	err_code;
@@ -118,6 +153,10 @@ int			scan_heartbeat(Scan *s);
 int			scan_prepare_pages(Scan *s);
 int			scan_ship_page(Scan *s, const unsigned char *page, uint32_t blkno);
 int			scan_flush_pages(Scan *s);
+
+/* Test failpoints (failpoint.c): this disk's, read at the scan's start; fire one. */
+void		scan_failpoint_load(Scan *s);
+int			scan_failpoint(Scan *s, uint32_t blkno);
 
 /* Check the request's geometry and limits; 0 or -1 with the error set. */
 int			scan_check_request(Scan *s);

@@ -648,6 +648,7 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Disks Taken Over", NULL, h->disks_taken_over, es);
+		ExplainPropertyUInteger("Blocks Taken Over", NULL, h->blocks_taken_over, es);
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
 		ExplainPropertyFloat("Interconnect Reduction", NULL, ApBytesReduction(&t), 1, es);

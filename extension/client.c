@@ -967,8 +967,14 @@ ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs)
 bool
 ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err)
 {
-	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   active_pg_connect_timeout_ms);
+	return ApConnectOneWithin(set, i, addr, active_pg_connect_timeout_ms, err);
+}
+
+/* ApConnectOne, giving up after ms. */
+bool
+ApConnectOneWithin(ApConnSet *set, int i, const ApDiskAddr *addr, int ms, char **err)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
 
 	return ap_connect(&set->conns[i], addr, deadline, false, err) &&
 		ap_handshake(set, &set->conns[i], deadline, err);

@@ -80,6 +80,22 @@ typedef struct ApDiskConn
 	char	   *failure;
 	bool		delivered;
 	TimestampTz last_heard;		/* when bytes last arrived (or the request left) */
+
+	/*
+	 * What the disk delivered beyond its Progress reports (diskscan.c), for
+	 * a takeover after delivery: the tuples of partial_block below
+	 * partial_offset (0: none); fallback TIDs and blocks received for
+	 * blocks not yet reported; AggPartial frames of a flush not yet ended.
+	 */
+	BlockNumber partial_block;
+	uint32		partial_offset;
+	uint64	   *open_tids;
+	int			nopen_tids;
+	int			open_tids_cap;
+	uint32	   *open_blocks;
+	int			nopen_blocks;
+	int			open_blocks_cap;
+	List	   *held;
 } ApDiskConn;
 
 /* All connections of one scan; lives in (and dies with) its memory context. */
@@ -159,6 +175,9 @@ int			ApConnWait(ApDiskConn *conn, int events, long ms);
 ApConnSet  *ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs);
 /* Connect (no retry) and handshake with disk i; false with *err on failure. */
 bool		ApConnectOne(ApConnSet *set, int i, const ApDiskAddr *addr, char **err);
+/* The same within ms (the launcher's probe of its disks). */
+bool		ApConnectOneWithin(ApConnSet *set, int i, const ApDiskAddr *addr, int ms,
+							   char **err);
 /* Close one connection's socket, if open. */
 void		ApConnClose(ApDiskConn *conn);
 /* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err). */

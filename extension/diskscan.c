@@ -12,7 +12,10 @@
  *     decides: own transaction, then "in the snapshot", then the commit log.
  *   - Fallback TIDs and blocks are checked against nblocks before they are
  *     queued and read through the buffer manager with the real snapshot.
- *   - A disk that errors or disappears fails the query (client.c).
+ *   - A disk that cannot be reached, refuses, fails or stops is taken over:
+ *     the host reads what it has not delivered (its Progress reports say
+ *     what it has) through the buffer manager.  Protocol violations and
+ *     errors another reader would meet too fail the query (client.c).
  *   - Sockets are read only after the interconnect throttle allows it
  *     (ApInterconnectWait), and every byte read is charged to it.
  *   - Every allocation lives in the caller's per-execution context.
@@ -224,10 +227,93 @@ ap_answer_xids(ApDiskScan *ds, ApDiskConn *conn, ActivePg__XidStatusRequest *req
 	ds->host->xids_answered += req->n_xids;
 }
 
+/* ---------------- progress: what a disk has delivered ---------------- */
+
+#define AP_COVERED(ds, blk)		(((ds)->covered[(blk) >> 3] >> ((blk) & 7)) & 1)
+
+/* Has conn delivered everything of tid's tuple (a Progress report)? */
+static inline bool
+ap_tid_covered(ApDiskScan *ds, ApDiskConn *conn, uint64 tid)
+{
+	BlockNumber blk = AP_TID_BLOCK(tid);
+
+	return AP_COVERED(ds, blk) ||
+		(conn->partial_offset > 0 && blk == conn->partial_block &&
+		 AP_TID_OFFSET(tid) < conn->partial_offset);
+}
+
+/*
+ * Forget the fallback work conn handed back that its reports now cover: a
+ * takeover need only skip what lies beyond them.  Amortized: the lists are
+ * compacted when they have doubled since the last time.
+ */
+static void
+ap_prune_open(ApDiskScan *ds, ApDiskConn *conn, bool force)
+{
+	int			n = 0;
+
+	if (force || conn->nopen_tids >= 1024)
+	{
+		for (int i = 0; i < conn->nopen_tids; i++)
+		{
+			if (!ap_tid_covered(ds, conn, conn->open_tids[i]))
+				conn->open_tids[n++] = conn->open_tids[i];
+		}
+		conn->nopen_tids = n;
+		n = 0;
+	}
+	for (int i = 0; i < conn->nopen_blocks; i++)
+	{
+		if (!AP_COVERED(ds, conn->open_blocks[i]))
+			conn->open_blocks[n++] = conn->open_blocks[i];
+	}
+	conn->nopen_blocks = n;
+}
+
+/*
+ * A disk's Progress report: mark what it delivered (checked against the
+ * relation; a disk may only report blocks of its own stripe units).
+ */
+static void
+ap_apply_progress(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Progress *p)
+{
+	if (p->n_ranges % 2 != 0)
+		ApProtocolError(conn, "A progress report lists an odd number of block range bounds.");
+	for (size_t i = 0; i < p->n_ranges; i += 2)
+	{
+		uint64		first = p->ranges[i];
+		uint64		end = first + p->ranges[i + 1];
+
+		/* one of its stripe units, or a run of them when it has them all */
+		if (end > ds->nblocks ||
+			(end > first && ((first / ds->stripe_pages) % ds->nvdisks != conn->vdisk ||
+							 (ds->nvdisks > 1 &&
+							  (end - 1) / ds->stripe_pages != first / ds->stripe_pages))))
+			ApProtocolError(conn, psprintf("A progress report names blocks [%llu, %llu), not its own of the relation's %u.",
+										   (unsigned long long) first,
+										   (unsigned long long) end, ds->nblocks));
+		for (uint64 blk = first; blk < end; blk++)
+			ds->covered[blk >> 3] |= (uint8) (1 << (blk & 7));
+	}
+	if (p->partial_offset > 0)
+	{
+		if (p->partial_block >= ds->nblocks)
+			ApProtocolError(conn, psprintf("A progress report names block %u of the relation's %u.",
+										   p->partial_block, ds->nblocks));
+		conn->partial_block = p->partial_block;
+		conn->partial_offset = p->partial_offset;
+	}
+	if (conn->nopen_tids > 0 || conn->nopen_blocks > 0)
+		ap_prune_open(ds, conn, false);
+}
+
 /* Queue a Fallback frame's TIDs and blocks after checking them. */
 static void
 ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb)
 {
+	/* the report covers this frame's own work */
+	if (fb->progress != NULL)
+		ap_apply_progress(ds, conn, fb->progress);
 	for (size_t i = 0; i < fb->n_tids; i++)
 	{
 		uint64		tid = fb->tids[i];
@@ -238,6 +324,14 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 			ApProtocolError(conn, psprintf("Fallback TID (%u,%u) is outside the relation's %u blocks.",
 										   AP_TID_BLOCK(tid), off, ds->nblocks));
 		ApDiskScanPushTid(ds, tid);
+		/* delivered beyond the reports: a takeover must not read it again */
+		if (!ap_tid_covered(ds, conn, tid))
+		{
+			if (conn->nopen_tids == conn->open_tids_cap)
+				conn->open_tids = ap_fifo_grow(ds->cxt, conn->open_tids,
+											   &conn->open_tids_cap, sizeof(uint64));
+			conn->open_tids[conn->nopen_tids++] = tid;
+		}
 	}
 	for (size_t i = 0; i < fb->n_blocks; i++)
 	{
@@ -247,6 +341,13 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 		if (ds->on_block != NULL)
 			ds->on_block(ds->arg, conn, fb->blocks[i]);
 		ApDiskScanPushBlock(ds, fb->blocks[i]);
+		if (!AP_COVERED(ds, fb->blocks[i]))
+		{
+			if (conn->nopen_blocks == conn->open_blocks_cap)
+				conn->open_blocks = ap_fifo_grow(ds->cxt, conn->open_blocks,
+												 &conn->open_blocks_cap, sizeof(uint32));
+			conn->open_blocks[conn->nopen_blocks++] = fb->blocks[i];
+		}
 	}
 	ds->host->fallback_tids += fb->n_tids;
 	ds->host->fallback_blocks += fb->n_blocks;
@@ -301,6 +402,7 @@ ApAddHostStats(ApHostStats *d, const ApHostStats *h)
 	d->work_items += h->work_items;
 	d->items_on_host += h->items_on_host;
 	d->disks_taken_over += h->disks_taken_over;
+	d->blocks_taken_over += h->blocks_taken_over;
 	d->pages_received += h->pages_received;
 	d->page_tuples += h->page_tuples;
 	d->page_tuples_visible += h->page_tuples_visible;
@@ -360,31 +462,103 @@ static void ap_item_on_host(ApDiskScan *ds, uint32 item);
 /* How often a waiting host looks for disks that stopped (ap_check_progress). */
 #define AP_PROGRESS_CHECK_MS		1000
 
+/* Backend-wide: did this backend warn that every disk failed? (ap_disk_failed) */
+static bool ap_all_failed_warned = false;
+
+static int
+ap_cmp_tid(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Takeover after delivery: queue the blocks of conn's stripe units that its
+ * Progress reports do not cover, and make their expansion skip the tuples
+ * it delivered beyond them (the fallback TIDs it handed back, the tuples of
+ * a partly reported block).  Frames of an aggregation flush that did not end
+ * are dropped unmerged: the blocks they came from are read again.  Returns
+ * the number of blocks queued.
+ */
+static uint64
+ap_take_over_rest(ApDiskScan *ds, ApDiskConn *conn)
+{
+	uint64		nunits = ((uint64) ds->nblocks + ds->stripe_pages - 1) / ds->stripe_pages;
+	uint64		queued = 0;
+	int			nskip;
+	ListCell   *lc;
+
+	foreach(lc, conn->held)
+		ApFreeFrame(ds->conns, (ActivePg__Frame *) lfirst(lc));
+	conn->held = NIL;
+	ap_prune_open(ds, conn, true);
+
+	for (uint64 u = conn->vdisk; u < nunits; u += ds->nvdisks)
+	{
+		BlockNumber first = (BlockNumber) (u * ds->stripe_pages);
+		BlockNumber last = (BlockNumber) Min((uint64) ds->nblocks, (u + 1) * ds->stripe_pages);
+
+		for (BlockNumber blk = first; blk < last; blk++)
+		{
+			bool		handed_back = false;
+
+			if (AP_COVERED(ds, blk))
+				continue;
+			for (int i = 0; i < conn->nopen_blocks && !handed_back; i++)
+				handed_back = (conn->open_blocks[i] == blk);
+			if (handed_back)
+				continue;
+			ApDiskScanPushBlock(ds, blk);
+			queued++;
+		}
+	}
+
+	/* the skip set: earlier takeovers' entries, then this one's */
+	nskip = ds->nskip + conn->nopen_tids +
+		(conn->partial_offset > 0 ? (int) conn->partial_offset : 0);
+	if (nskip > ds->nskip)
+	{
+		ds->skip = ds->skip == NULL ?
+			MemoryContextAlloc(ds->cxt, sizeof(uint64) * nskip) :
+			repalloc(ds->skip, sizeof(uint64) * nskip);
+		for (int i = 0; i < conn->nopen_tids; i++)
+			ds->skip[ds->nskip++] = conn->open_tids[i];
+		if (conn->partial_offset > 0 && !AP_COVERED(ds, conn->partial_block))
+		{
+			for (uint32 off = FirstOffsetNumber; off < conn->partial_offset; off++)
+				ds->skip[ds->nskip++] = AP_TID_PACK(conn->partial_block, off);
+		}
+		qsort(ds->skip, ds->nskip, sizeof(uint64), ap_cmp_tid);
+	}
+	return queued;
+}
+
 /*
  * Takeover: conn's disk could not be reached, refused, failed or stopped
- * making progress (why).  Until it has delivered anything the host reads
- * its stripe units itself, through the buffer manager with the query's
- * snapshot, as fallback blocks: the result is the same, the query only
- * takes longer.  Once it has delivered rows, groups or pages, which of its
- * tuples the query already has is not known, and the scan fails.
+ * making progress (why).  The host reads what the disk has not delivered
+ * through the buffer manager with the query's snapshot, as fallback blocks:
+ * all of its stripe units if it delivered nothing, otherwise those blocks
+ * its Progress reports do not cover, skipping the tuples it delivered
+ * beyond them.  The result is the same; the query only takes longer.  Only
+ * the distributed-device mode, whose pages carry no reports, still fails
+ * once a disk has delivered.
  */
 static void
 ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 {
-	if (conn->delivered)
+	uint64		blocks;
+	bool		all_failed;
+
+	if (conn->delivered && ds->req != NULL && ds->req->mode == AP_SCAN_MODE_PAGES)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("active_pg disk %d failed during a scan of \"%s\": %s",
 						conn->disk, RelationGetRelationName(ds->rel), why),
-				 errdetail("The disk's address is %s. It had already sent part of its rows, so the host cannot take its stripe units over.",
+				 errdetail("The disk's address is %s. It had already sent part of its pages, so the host cannot take its stripe units over.",
 						   conn->address),
 				 errhint("The launcher restarts a disk that died; retry the query.")));
-	ereport(LOG,
-			(errmsg("active_pg disk %d failed before sending rows of \"%s\" (%s); the host reads its %llu blocks",
-					conn->disk, RelationGetRelationName(ds->rel), why,
-					(unsigned long long) ApStripeBlocks(ds->nblocks, ds->stripe_pages,
-														(uint32) ds->nvdisks, conn->vdisk)),
-			 errdetail("The disk's address is %s.", conn->address)));
 	ApConnClose(conn);
 	ApDiskQuarantine(conn->disk);
 	conn->scanning = false;
@@ -394,14 +568,68 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 		conn->failed = true;
 		conn->failure = MemoryContextStrdup(ds->cxt, why);
 	}
-	ap_item_on_host(ds, conn->vdisk);
+	if (conn->delivered)
+	{
+		blocks = ap_take_over_rest(ds, conn);
+		ereport(LOG,
+				(errmsg("active_pg disk %d failed during a scan of \"%s\" after sending part of it (%s); the host reads the %llu blocks it had not delivered",
+						conn->disk, RelationGetRelationName(ds->rel), why,
+						(unsigned long long) blocks),
+				 errdetail("The disk's address is %s.", conn->address)));
+	}
+	else
+	{
+		blocks = ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
+								conn->vdisk);
+		ereport(LOG,
+				(errmsg("active_pg disk %d failed before sending rows of \"%s\" (%s); the host reads its %llu blocks",
+						conn->disk, RelationGetRelationName(ds->rel), why,
+						(unsigned long long) blocks),
+				 errdetail("The disk's address is %s.", conn->address)));
+		ap_item_on_host(ds, conn->vdisk);
+	}
 	ds->host->disks_taken_over++;
+	ds->host->blocks_taken_over += blocks;
 	ds->ndisks_done++;
+
+	/*
+	 * Every disk of a scan failed: the host did all of it.  Said once per
+	 * backend until a disk completes a scan again, not for every query.
+	 */
+	all_failed = ds->par == NULL && ds->conns != NULL;
+	for (int i = 0; all_failed && i < ds->conns->nconns; i++)
+		all_failed = ds->conns->conns[i].failed;
+	if (all_failed && !ap_all_failed_warned)
+	{
+		ap_all_failed_warned = true;
+		ereport(WARNING,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("no active_pg disk could complete a scan of \"%s\"; the host reads the relation itself",
+						RelationGetRelationName(ds->rel)),
+				 errdetail("Queries still answer, more slowly. This warning is not repeated until a disk completes a scan again."),
+				 errhint("See the server log for why each disk failed; the launcher restarts disks that died.")));
+	}
 	if (ds->par != NULL)
 	{
 		ds->nactive--;
 		ap_claim_items(ds);
 	}
+}
+
+/* Hand a data frame to the scan's consumer (it frees or keeps it). */
+static void
+ap_consume(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
+{
+	switch (ds->on_data(ds->arg, conn, f))
+	{
+		case AP_FRAME_KEPT:
+			return;
+		case AP_FRAME_FREE:
+			break;
+		case AP_FRAME_UNEXPECTED:
+			ap_unexpected_frame(conn, f);
+	}
+	ApFreeFrame(ds->conns, f);
 }
 
 /* Dispatch one frame of a scanning disk. */
@@ -411,19 +639,43 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 	switch (f->msg_case)
 	{
 		case ACTIVE_PG__FRAME__MSG_ROWS:
+			conn->delivered = true;
+			if (f->rows->progress != NULL)
+				ap_apply_progress(ds, conn, f->rows->progress);
+			ap_consume(ds, conn, f);
+			return;
 		case ACTIVE_PG__FRAME__MSG_PAGE_BATCH:
+			conn->delivered = true;
+			ap_consume(ds, conn, f);
+			return;
 		case ACTIVE_PG__FRAME__MSG_AGG_PARTIAL:
 			conn->delivered = true;
-			switch (ds->on_data(ds->arg, conn, f))
+
+			/*
+			 * A flush's groups are merged only once its last frame (the one
+			 * with the progress) is here: merged groups cannot be taken back.
+			 */
+			if (f->agg_partial->progress == NULL)
 			{
-				case AP_FRAME_KEPT:
-					return;
-				case AP_FRAME_FREE:
-					break;
-				case AP_FRAME_UNEXPECTED:
-					ap_unexpected_frame(conn, f);
+				MemoryContext oldcxt = MemoryContextSwitchTo(ds->cxt);
+
+				conn->held = lappend(conn->held, f);
+				MemoryContextSwitchTo(oldcxt);
+				return;
 			}
-			break;
+			else
+			{
+				List	   *held = conn->held;
+				ListCell   *lc;
+
+				conn->held = NIL;
+				foreach(lc, held)
+					ap_consume(ds, conn, (ActivePg__Frame *) lfirst(lc));
+				list_free(held);
+				ap_apply_progress(ds, conn, f->agg_partial->progress);
+				ap_consume(ds, conn, f);
+				return;
+			}
 		case ACTIVE_PG__FRAME__MSG_XID_REQUEST:
 			ap_answer_xids(ds, conn, f->xid_request);
 			break;
@@ -434,6 +686,9 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			ap_queue_fallback(ds, conn, f->fallback);
 			break;
 		case ACTIVE_PG__FRAME__MSG_DONE:
+			/* every flush ends with its report before Done */
+			if (conn->held != NIL)
+				ApProtocolError(conn, "A disk ended its scan in the middle of an aggregation flush.");
 			if (f->done->stats != NULL)
 			{
 				ap_add_stats(ds, conn->disk, f->done->stats);
@@ -443,6 +698,7 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			conn->done = true;
 			conn->scanning = false;
 			ds->ndisks_done++;
+			ap_all_failed_warned = false;
 			/* the conversation is over; closing also drops it from the epoll set */
 			closesocket(conn->sock);
 			conn->sock = PGINVALID_SOCKET;
@@ -599,6 +855,7 @@ ApDiskScanConnect(ApDiskScan *ds)
 		ds->host->pushdown_scans++;
 		return false;
 	}
+	ds->covered = MemoryContextAllocZero(ds->cxt, ds->nblocks / 8 + 1);
 	ds->conns = ApConnectAll(ds->cxt);
 	ds->stripe_pages = (uint32) active_pg_stripe_pages;
 	ds->nvdisks = ds->conns->nconns;
@@ -779,6 +1036,7 @@ ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
 		ds->claims_done = true;
 		return false;
 	}
+	ds->covered = MemoryContextAllocZero(ds->cxt, ds->nblocks / 8 + 1);
 	ds->conns = ApConnSetCreate(ds->cxt, (int) ps->nitems);
 	if (ApConnSetDisks(ds->conns) != (int) ps->ndisks)
 		ereport(ERROR,
@@ -891,7 +1149,15 @@ ap_expand_block(ApDiskScan *ds)
 	maxoff = PageIsNew(BufferGetPage(buf)) ? 0 : PageGetMaxOffsetNumber(BufferGetPage(buf));
 	UnlockReleaseBuffer(buf);
 	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
-		ApDiskScanPushTid(ds, AP_TID_PACK(blk, off));
+	{
+		uint64		tid = AP_TID_PACK(blk, off);
+
+		/* a failed disk's block: it delivered this tuple already */
+		if (ds->nskip > 0 &&
+			bsearch(&tid, ds->skip, ds->nskip, sizeof(uint64), ap_cmp_tid) != NULL)
+			continue;
+		ApDiskScanPushTid(ds, tid);
+	}
 }
 
 /* Next queued fallback tuple visible to the snapshot, in heap_slot. */

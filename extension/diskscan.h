@@ -42,6 +42,7 @@ typedef struct ApHostStats
 	uint64		work_items;			/* parallel: work items claimed */
 	uint64		items_on_host;		/* of those, read on the host (disk lacked a capability) */
 	uint64		disks_taken_over;	/* disks whose units the host read after they failed */
+	uint64		blocks_taken_over;	/* blocks of theirs the host read (not delivered) */
 	uint64		pages_received;		/* pages mode: pages the disks shipped */
 	uint64		page_tuples;		/* pages mode: tuples on them */
 	uint64		page_tuples_visible;	/* pages mode: of those, visible */
@@ -116,6 +117,11 @@ typedef struct ApDiskScan
 	uint32		caps;			/* capabilities the shipped program needs */
 	int			nactive;		/* items shipped and not Done */
 	bool		claims_done;	/* the shared counter is exhausted */
+	/* blocks whose disk reported them delivered (Progress), a bit each */
+	uint8	   *covered;
+	/* TIDs a taken-over block's expansion skips (delivered), sorted */
+	uint64	   *skip;
+	int			nskip;
 	uint64	   *tids;			/* fallback TIDs, FIFO */
 	int			ntids;
 	int			tids_head;

