@@ -83,6 +83,10 @@ static int	ap_nchildren = 0;
 static int	ap_started_media_mbps = 0;
 static double ap_started_cpu_ratio = 1.0;
 static int	ap_started_memory_mb = 0;
+/* ... and the secret they were given (in TopMemoryContext; NULL: none) */
+static char *ap_started_secret = NULL;
+
+static void ap_remember_secret(void);
 
 /* Socket path of the launcher's disk i, relative to the data directory. */
 void
@@ -286,6 +290,7 @@ ap_start_disk(int i, const char *diskd_path)
 	ap_started_media_mbps = active_pg_disk_media_mbps;
 	ap_started_cpu_ratio = active_pg_disk_cpu_ratio;
 	ap_started_memory_mb = active_pg_disk_memory_mb;
+	ap_remember_secret();
 	ereport(LOG,
 			(errmsg("active_pg launcher started disk %d (pid %d) on %s", i, (int) pid, sock)));
 }
@@ -335,6 +340,43 @@ ap_reap(void)
 			break;
 		}
 	}
+}
+
+/* The disk secret the running disks were started with. */
+static void
+ap_remember_secret(void)
+{
+	const char *now = active_pg_disk_secret != NULL ? active_pg_disk_secret : "";
+
+	if (ap_started_secret != NULL && strcmp(ap_started_secret, now) == 0)
+		return;
+	if (ap_started_secret != NULL)
+		pfree(ap_started_secret);
+	ap_started_secret = MemoryContextStrdup(TopMemoryContext, now);
+}
+
+/* Does any launched disk run? */
+static bool
+ap_any_running(void)
+{
+	for (int i = 0; i < ap_nchildren; i++)
+		if (ap_children[i].pid > 0)
+			return true;
+	return false;
+}
+
+/* Has a reload changed what the running disks were started with? */
+static const char *
+ap_disks_outdated(void)
+{
+	if (ap_started_media_mbps != active_pg_disk_media_mbps ||
+		ap_started_cpu_ratio != active_pg_disk_cpu_ratio ||
+		ap_started_memory_mb != active_pg_disk_memory_mb)
+		return "new emulation settings";
+	if (ap_started_secret != NULL &&
+		strcmp(ap_started_secret, active_pg_disk_secret != NULL ? active_pg_disk_secret : "") != 0)
+		return "a new disk secret";
+	return NULL;
 }
 
 /* SIGTERM the disks, wait up to the grace period, SIGKILL the rest. */
@@ -493,18 +535,25 @@ ApLauncherMain(Datum main_arg)
 		TimestampTz now;
 		long		timeout = AP_LAUNCHER_TICK_MS;
 		bool		want;
+		const char *why;
 
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			/* new emulation settings: restart the disks with the new flags */
-			if (ap_started_media_mbps != active_pg_disk_media_mbps ||
-				ap_started_cpu_ratio != active_pg_disk_cpu_ratio ||
-				ap_started_memory_mb != active_pg_disk_memory_mb)
+			/*
+			 * Disks started with other emulation settings or another secret
+			 * than the configuration's restart with the new ones; disks
+			 * replaced by hand-started ones (active_pg.disks) stop.
+			 */
+			why = ap_disks_outdated();
+			if (why == NULL && active_pg_disks != NULL && active_pg_disks[0] != '\0' &&
+				ap_any_running())
+				why = "active_pg.disks (the hand-started disks replace them)";
+			if (why != NULL)
 			{
 				ereport(LOG,
-						(errmsg("active_pg launcher restarts the disks for new emulation settings")));
+						(errmsg("active_pg launcher stops its disks for %s", why)));
 				ap_stop_disks();
 				/* a reconfiguration is not a failure: not counted in restarts */
 				for (i = 0; i < ap_nchildren; i++)
@@ -512,6 +561,7 @@ ApLauncherMain(Datum main_arg)
 				ap_started_media_mbps = active_pg_disk_media_mbps;
 				ap_started_cpu_ratio = active_pg_disk_cpu_ratio;
 				ap_started_memory_mb = active_pg_disk_memory_mb;
+				ap_remember_secret();
 			}
 		}
 		ap_reap();
