@@ -8,8 +8,8 @@
  * partial aggregation (bloom.c, agg*.c), the row encoder (rowenc.c), then
  * the server: the io_uring reader (ioring.c), the emulation throttles
  * (throttle.c), one scan (scan*.c), one connection (conn.c), counters
- * (stats.c) and the process (main.c).  docs/ARCHITECTURE.md has the map of
- * every file.
+ * (stats.c), the process's configuration and log (process.c) and main.c.
+ * docs/ARCHITECTURE.md has the map of every file.
  *
  * Pure layers (page .. rowenc) never allocate per tuple, never block, never
  * exit; they return status codes.  Nothing here raises SQL errors: whatever
@@ -31,7 +31,7 @@
 #include "ap_wire.h"
 #include "active_pg.pb-c.h"
 
-/* ---------- logging (main.c) ---------- */
+/* ---------- the process: configuration and log (process.c) ---------- */
 extern int	diskd_disk_id;
 void		diskd_log(const char *level, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
@@ -486,7 +486,7 @@ void		ap_conn_shutdown(ApConn *c);
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
 void		ap_conn_reject(int fd, uint32_t code, const char *message);
 
-/* Daemon-wide configuration (main.c). */
+/* Daemon-wide configuration (process.c; filled by main.c before any thread). */
 typedef struct ApConfig
 {
 	const char *data_dir;

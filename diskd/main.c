@@ -57,9 +57,6 @@
 #define DISKD_MEDIA_MBPS_MAX		100000
 #define DISKD_CPU_RATIO_MIN			0.01
 
-int			diskd_disk_id = 0;
-ApConfig	diskd_config;
-
 static volatile sig_atomic_t diskd_stop_signal = 0;
 static atomic_uint diskd_nconns = 0;
 
@@ -67,48 +64,6 @@ static atomic_uint diskd_nconns = 0;
 static const char *listen_socket_path = NULL;
 static const char *listen_tcp = NULL;
 static bool listen_any = false;
-
-/* Log one line to stderr, written with a single write() so threads do not interleave. */
-void
-diskd_log(const char *level, const char *fmt,...)
-{
-	char		line[2048];
-	char		stamp[64];
-	struct timespec ts;
-	struct tm	tm;
-	va_list		ap;
-	int			n;
-	int			saved_errno = errno;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	/*
-	 * The layout of PostgreSQL's default log_line_prefix ('%m [%p] '), so
-	 * that the daemons' lines, which go to the server's log, read as the
-	 * server's own to people and to log analysers; the message names the
-	 * disk.
-	 */
-	{
-		char		zone[16];
-
-		strftime(zone, sizeof(zone), "%Z", &tm);
-		n = snprintf(line, sizeof(line), "%s.%03ld %s [%d] %s:  active_pg disk %d: ",
-					 stamp, ts.tv_nsec / 1000000, zone, (int) getpid(), level,
-					 diskd_disk_id);
-	}
-	if (n < 0 || (size_t) n >= sizeof(line))
-		n = 0;
-	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-	va_end(ap);
-	n = strlen(line);
-	line[n++] = '\n';
-	/* stderr may be a pipe to the launcher; a failed log write is not fatal */
-	if (write(STDERR_FILENO, line, n) < 0)
-		(void) 0;
-	errno = saved_errno;
-}
 
 /* Print usage to stdout. */
 static void
