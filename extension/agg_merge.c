@@ -220,28 +220,13 @@ ap_decode_partial(ApAggState *s, ApDiskConn *conn, const char *buf, size_t len,
 				  size_t *off, Datum *values, bool *isnull)
 {
 	TupleDesc	desc = s->partial_desc;
-	ApRowHeader hdr;
-	const char *row;
-	const char *data;
-	const bits8 *bitmap = NULL;
-	size_t		dataoff;
-	size_t		datalen;
+	ApRowView	row;
+	const char *why;
 	size_t		pos = 0;
 
-	if (*off + AP_ROW_HEADER_BYTES > len)
-		ApProtocolError(conn, "A partial group starts beyond its frame.");
-	row = buf + *off;
-	memcpy(&hdr, row, sizeof(hdr));
-	if (hdr.natts != desc->natts || (hdr.flags & ~AP_ROW_HASNULLS) != 0)
-		ApProtocolError(conn, psprintf("A partial group has %u values and flags 0x%x; %d were requested.",
-									   hdr.natts, hdr.flags, desc->natts));
-	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
-	if (hdr.row_bytes < dataoff || *off + hdr.row_bytes > len)
-		ApProtocolError(conn, "A partial group runs beyond its frame.");
-	if (hdr.flags & AP_ROW_HASNULLS)
-		bitmap = (const bits8 *) (row + AP_ROW_HEADER_BYTES);
-	data = row + dataoff;
-	datalen = hdr.row_bytes - dataoff;
+	why = ApRowOpen(buf, len, *off, desc->natts, false, &row);
+	if (why != NULL)
+		ApProtocolError(conn, psprintf("A partial group does not fit: %s.", why));
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -249,9 +234,9 @@ ap_decode_partial(ApAggState *s, ApDiskConn *conn, const char *buf, size_t len,
 
 		isnull[i] = true;
 		values[i] = (Datum) 0;
-		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
+		if (ApRowIsNull(&row, i))
 			continue;
-		if (!ApRowFetchValue(att, data, datalen, &pos, &values[i]))
+		if (!ApRowFetchValue(att, row.data, row.datalen, &pos, &values[i]))
 			goto bad;
 		/* states and keys are computed values: never TOAST pointers or compressed */
 		if (att->attlen == -1 &&
@@ -260,9 +245,9 @@ ap_decode_partial(ApAggState *s, ApDiskConn *conn, const char *buf, size_t len,
 			goto bad;
 		isnull[i] = false;
 	}
-	if (pos != datalen)
+	if (pos != row.datalen)
 		goto bad;
-	*off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	*off += AP_ROW_ALIGN_UP(row.hdr.row_bytes);
 	return;
 
 bad:

@@ -1198,6 +1198,33 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 
 /* ---------------- shipped rows ---------------- */
 
+/* Open one shipped row (see diskscan.h). */
+const char *
+ApRowOpen(const char *buf, size_t len, size_t off, int natts, bool tid, ApRowView *row)
+{
+	size_t		dataoff;
+
+	if (off + AP_ROW_HEADER_BYTES > len)
+		return psprintf("it starts beyond its frame's %zu bytes", len);
+	memcpy(&row->hdr, buf + off, sizeof(row->hdr));
+	if (row->hdr.natts != natts ||
+		(row->hdr.flags & ~AP_ROW_HASNULLS) != (tid ? AP_ROW_HASTID : 0))
+		return psprintf("it has %u values and flags 0x%x; %d values%s were requested",
+						row->hdr.natts, row->hdr.flags, natts, tid ? " and a TID" : "");
+	dataoff = AP_ROW_DATA_OFFSET(row->hdr.flags, row->hdr.natts);
+	if (row->hdr.row_bytes < dataoff || off + row->hdr.row_bytes > len)
+		return psprintf("it claims %u bytes; %zu remain in its frame",
+						row->hdr.row_bytes, len - off);
+	row->tid = 0;
+	if (tid)
+		memcpy(&row->tid, buf + off + AP_ROW_HEADER_BYTES, sizeof(row->tid));
+	row->nulls = (row->hdr.flags & AP_ROW_HASNULLS) ?
+		(const bits8 *) (buf + off + AP_ROW_BITMAP_OFFSET(row->hdr.flags)) : NULL;
+	row->data = buf + off + dataoff;
+	row->datalen = row->hdr.row_bytes - dataoff;
+	return NULL;
+}
+
 /* Fetch one value of a shipped row with bounds checks (see diskscan.h). */
 bool
 ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,

@@ -535,40 +535,19 @@ ap_decode_row(ApScanState *s)
 	TupleDesc	desc = raw->tts_tupleDescriptor;
 	TupleDesc	scan_desc = scan->tts_tupleDescriptor;
 	ApDiskConn *conn = b->conn;
-	ApRowHeader hdr;
-	const char *row;
-	const char *data;
-	const bits8 *bitmap = NULL;
-	size_t		dataoff;
-	size_t		datalen;
+	ApRowView	row;
+	const char *why;
 	size_t		off = 0;
-	uint64		tid;
 	int			i;
 
-	if (s->cur_off + AP_ROW_HEADER_BYTES > b->len)
-		ApProtocolError(conn, psprintf("Row %u of a batch starts beyond its %zu bytes.",
-									   s->cur_row, b->len));
-	row = b->data + s->cur_off;
-	memcpy(&hdr, row, sizeof(hdr));
-	if (hdr.natts != s->nproject + s->nvalues ||
-		(hdr.flags & ~AP_ROW_HASNULLS) != AP_ROW_HASTID)
-		ApProtocolError(conn, psprintf("Row %u has %u values and flags 0x%x; %d values and a TID were requested.",
-									   s->cur_row, hdr.natts, hdr.flags,
-									   s->nproject + s->nvalues));
-	dataoff = AP_ROW_DATA_OFFSET(hdr.flags, hdr.natts);
-	if (hdr.row_bytes < dataoff || s->cur_off + hdr.row_bytes > b->len)
-		ApProtocolError(conn, psprintf("Row %u claims %u bytes; %zu remain in the batch.",
-									   s->cur_row, hdr.row_bytes, b->len - s->cur_off));
-	memcpy(&tid, row + AP_ROW_HEADER_BYTES, sizeof(tid));
-	if (AP_TID_BLOCK(tid) >= s->ds.nblocks || AP_TID_OFFSET(tid) == 0 ||
-		AP_TID_OFFSET(tid) > MaxHeapTuplesPerPage)
+	why = ApRowOpen(b->data, b->len, s->cur_off, s->nproject + s->nvalues, true, &row);
+	if (why != NULL)
+		ApProtocolError(conn, psprintf("Row %u of a batch does not fit: %s.", s->cur_row, why));
+	if (AP_TID_BLOCK(row.tid) >= s->ds.nblocks || AP_TID_OFFSET(row.tid) == 0 ||
+		AP_TID_OFFSET(row.tid) > MaxHeapTuplesPerPage)
 		ApProtocolError(conn, psprintf("Row %u names tuple (%u,%u), outside the relation's %u blocks.",
-									   s->cur_row, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid),
+									   s->cur_row, AP_TID_BLOCK(row.tid), AP_TID_OFFSET(row.tid),
 									   s->ds.nblocks));
-	if (hdr.flags & AP_ROW_HASNULLS)
-		bitmap = (const bits8 *) (row + AP_ROW_BITMAP_OFFSET(hdr.flags));
-	data = row + dataoff;
-	datalen = hdr.row_bytes - dataoff;
 
 	ExecClearTuple(raw);
 	if (s->proj_mode)
@@ -576,7 +555,7 @@ ap_decode_row(ApScanState *s)
 	/* columns the disks do not ship are NULL; no expression above reads them */
 	memset(raw->tts_isnull, true, sizeof(bool) * desc->natts);
 
-	for (i = 0; i < hdr.natts; i++)
+	for (i = 0; i < row.hdr.natts; i++)
 	{
 		/* attributes go to raw_slot (and the scan tuple), values to the scan tuple */
 		bool		is_value = i >= s->nproject;
@@ -585,7 +564,7 @@ ap_decode_row(ApScanState *s)
 			TupleDescAttr(desc, attno - 1);
 		Datum		value;
 
-		if (bitmap != NULL && !(bitmap[i >> 3] & (1 << (i & 7))))
+		if (ApRowIsNull(&row, i))
 		{
 			if (!is_value)
 				raw->tts_values[attno - 1] = (Datum) 0;
@@ -597,7 +576,7 @@ ap_decode_row(ApScanState *s)
 			continue;
 		}
 
-		if (!ApRowFetchValue(att, data, datalen, &off, &value))
+		if (!ApRowFetchValue(att, row.data, row.datalen, &off, &value))
 			goto bad;
 		if (!is_value)
 		{
@@ -610,14 +589,14 @@ ap_decode_row(ApScanState *s)
 			scan->tts_isnull[i] = false;
 		}
 	}
-	if (off != datalen)
+	if (off != row.datalen)
 		goto bad;
 
 	ExecStoreVirtualTuple(raw);
-	ap_set_tid(s, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
+	ap_set_tid(s, AP_TID_BLOCK(row.tid), AP_TID_OFFSET(row.tid));
 	if (s->proj_mode)
 		ExecStoreVirtualTuple(scan);
-	s->cur_off += AP_ROW_ALIGN_UP(hdr.row_bytes);
+	s->cur_off += AP_ROW_ALIGN_UP(row.hdr.row_bytes);
 	s->cur_row++;
 	return;
 
