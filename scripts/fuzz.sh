@@ -26,6 +26,7 @@ fi
 mkdir -p "$WORK/build" "$WORK/artifacts"
 rsync -a --delete --exclude '*.o' "$SRC/diskd/" "$WORK/build/diskd/"
 rsync -a --delete "$SRC/proto/" "$WORK/build/proto/"
+rsync -a --delete --exclude '*.o' "$SRC/common/" "$WORK/build/common/"
 (cd "$WORK/build/proto" && [ -f active_pg.pb-c.c ] || protoc-c --c_out=. active_pg.proto)
 make -C "$WORK/build/diskd" -s FUZZ_CC="$CC" fuzz
 
