@@ -102,37 +102,6 @@ node_result_kind(const ApNode *n)
 	return n->type_kind;
 }
 
-/* Is the (a, b) pair of kinds acceptable for comparison family cmp? */
-static bool
-cmp_accepts(int cmp, int a, int b)
-{
-	switch (cmp)
-	{
-		case AP_CMP_INT:
-			return AP_IS_INT_KIND(a) && AP_IS_INT_KIND(b);
-		case AP_CMP_FLOAT:
-			return AP_IS_FLT_KIND(a) && AP_IS_FLT_KIND(b);
-		case AP_CMP_NUMERIC:
-			return a == AP_TYPE_NUMERIC && b == AP_TYPE_NUMERIC;
-		case AP_CMP_DATE:
-			return a == AP_TYPE_DATE && b == AP_TYPE_DATE;
-		case AP_CMP_DATE_TS:
-			return (a == AP_TYPE_DATE && b == AP_TYPE_TIMESTAMP) ||
-				(a == AP_TYPE_TIMESTAMP && b == AP_TYPE_DATE);
-		case AP_CMP_TS:
-			return (a == AP_TYPE_TIMESTAMP && b == AP_TYPE_TIMESTAMP) ||
-				(a == AP_TYPE_TIMESTAMPTZ && b == AP_TYPE_TIMESTAMPTZ);
-		case AP_CMP_BOOL:
-			return a == AP_TYPE_BOOL && b == AP_TYPE_BOOL;
-		case AP_CMP_TEXT:
-			return AP_IS_TXT_KIND(a) && AP_IS_TXT_KIND(b);
-		case AP_CMP_BPCHAR:
-			return a == AP_TYPE_BPCHAR && b == AP_TYPE_BPCHAR;
-		default:
-			return false;
-	}
-}
-
 /* A branch of kind k may deliver a CASE/COALESCE result of kind rk. */
 static bool
 kind_delivers(int rk, int k)
@@ -607,7 +576,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 					return rc;
 				ka = node_result_kind(n->args[0]);
 				kb = node_result_kind(n->args[1]);
-				if (!cmp_accepts(n->cmp, ka, kb))
+				if (!ap_cmp_accepts(n->cmp, ka, kb))
 					return compile_error(cx, AP_ERR_BAD_REQUEST,
 										 "comparison %u does not accept type kinds %d and %d",
 										 op->cmp, ka, kb);

@@ -82,10 +82,6 @@ typedef struct ApEvalCtx
 	bool		utf8;			/* server encoding is UTF8 */
 } ApEvalCtx;
 
-#define AP_IS_INT_KIND(k)	((k) == AP_TYPE_INT2 || (k) == AP_TYPE_INT4 || (k) == AP_TYPE_INT8)
-#define AP_IS_FLT_KIND(k)	((k) == AP_TYPE_FLOAT4 || (k) == AP_TYPE_FLOAT8)
-#define AP_IS_TXT_KIND(k)	((k) == AP_TYPE_TEXT || (k) == AP_TYPE_VARCHAR)
-#define AP_IS_STR_KIND(k)	(AP_IS_TXT_KIND(k) || (k) == AP_TYPE_BPCHAR)
 
 /* Date/timestamp facts (datatype/timestamp.h). */
 #define AP_USECS_PER_DAY		INT64_C(86400000000)

@@ -231,38 +231,6 @@ ap_kind_family(ApTypeKind kind)
 	return kind == AP_TYPE_VARCHAR ? AP_TYPE_TEXT : kind;
 }
 
-/* Do the argument kinds fit the comparison semantics (as the VM checks)? */
-static bool
-ap_args_fit(ApCmp cmp, ApTypeKind a, ApTypeKind b)
-{
-	switch (cmp)
-	{
-		case AP_CMP_INT:
-			return (a == AP_TYPE_INT2 || a == AP_TYPE_INT4 || a == AP_TYPE_INT8) &&
-				(b == AP_TYPE_INT2 || b == AP_TYPE_INT4 || b == AP_TYPE_INT8);
-		case AP_CMP_FLOAT:
-			return (a == AP_TYPE_FLOAT4 || a == AP_TYPE_FLOAT8) &&
-				(b == AP_TYPE_FLOAT4 || b == AP_TYPE_FLOAT8);
-		case AP_CMP_NUMERIC:
-			return a == AP_TYPE_NUMERIC && b == AP_TYPE_NUMERIC;
-		case AP_CMP_DATE:
-			return a == AP_TYPE_DATE && b == AP_TYPE_DATE;
-		case AP_CMP_DATE_TS:
-			return (a == AP_TYPE_DATE && b == AP_TYPE_TIMESTAMP) ||
-				(a == AP_TYPE_TIMESTAMP && b == AP_TYPE_DATE);
-		case AP_CMP_TS:
-			return a == b && (a == AP_TYPE_TIMESTAMP || a == AP_TYPE_TIMESTAMPTZ);
-		case AP_CMP_BOOL:
-			return a == AP_TYPE_BOOL && b == AP_TYPE_BOOL;
-		case AP_CMP_TEXT:
-			return ap_kind_family(a) == AP_TYPE_TEXT &&
-				ap_kind_family(b) == AP_TYPE_TEXT;
-		case AP_CMP_BPCHAR:
-			return a == AP_TYPE_BPCHAR && b == AP_TYPE_BPCHAR;
-	}
-	return false;
-}
-
 /*
  * Is the comparison's collation one under which PostgreSQL compares bytes?
  * Only string comparisons depend on it.
@@ -295,7 +263,7 @@ ap_comparison_ok(Oid funcid, Oid inputcollid, ApTypeKind left, ApTypeKind right)
 
 	if (!ApLookupOperator(funcid, &op, &cmp))
 		return false;
-	if (!ap_args_fit(cmp, left, right))
+	if (!ap_cmp_accepts(cmp, left, right))
 		return false;
 	return ap_collation_ok(op, cmp, inputcollid);
 }

@@ -203,4 +203,44 @@ typedef enum ApBoolTest
 	AP_IS_NOT_UNKNOWN = 6
 } ApBoolTest;
 
+/* Type kind families the comparisons and the VM's operators group by. */
+#define AP_IS_INT_KIND(k)	((k) == AP_TYPE_INT2 || (k) == AP_TYPE_INT4 || (k) == AP_TYPE_INT8)
+#define AP_IS_FLT_KIND(k)	((k) == AP_TYPE_FLOAT4 || (k) == AP_TYPE_FLOAT8)
+#define AP_IS_TXT_KIND(k)	((k) == AP_TYPE_TEXT || (k) == AP_TYPE_VARCHAR)
+#define AP_IS_STR_KIND(k)	(AP_IS_TXT_KIND(k) || (k) == AP_TYPE_BPCHAR)
+
+/*
+ * Does comparison family cmp accept operands of kinds a and b?  The host
+ * ships a comparison only if it does (extension/shippable.c) and the disk
+ * refuses a program in which one does not (diskd/vm.c): one rule.
+ */
+static inline int
+ap_cmp_accepts(int cmp, int a, int b)
+{
+	switch (cmp)
+	{
+		case AP_CMP_INT:
+			return AP_IS_INT_KIND(a) && AP_IS_INT_KIND(b);
+		case AP_CMP_FLOAT:
+			return AP_IS_FLT_KIND(a) && AP_IS_FLT_KIND(b);
+		case AP_CMP_NUMERIC:
+			return a == AP_TYPE_NUMERIC && b == AP_TYPE_NUMERIC;
+		case AP_CMP_DATE:
+			return a == AP_TYPE_DATE && b == AP_TYPE_DATE;
+		case AP_CMP_DATE_TS:
+			return (a == AP_TYPE_DATE && b == AP_TYPE_TIMESTAMP) ||
+				(a == AP_TYPE_TIMESTAMP && b == AP_TYPE_DATE);
+		case AP_CMP_TS:
+			return a == b && (a == AP_TYPE_TIMESTAMP || a == AP_TYPE_TIMESTAMPTZ);
+		case AP_CMP_BOOL:
+			return a == AP_TYPE_BOOL && b == AP_TYPE_BOOL;
+		case AP_CMP_TEXT:
+			return AP_IS_TXT_KIND(a) && AP_IS_TXT_KIND(b);
+		case AP_CMP_BPCHAR:
+			return a == AP_TYPE_BPCHAR && b == AP_TYPE_BPCHAR;
+		default:
+			return 0;
+	}
+}
+
 #endif							/* AP_TYPES_H */
