@@ -26,6 +26,7 @@
 
 #include "ap_rows.h"
 #include "ap_heap.h"
+#include "ap_numeric.h"
 #include "ap_visibility.h"
 #include "ap_types.h"
 #include "ap_wire.h"
@@ -206,24 +207,7 @@ int32_t		ap_pglz_decompress(const unsigned char *src, int32_t srclen,
 
 /* ---------- numeric.c ---------- */
 
-typedef enum ApNumSpecial
-{
-	AP_NUM_FINITE = 0,
-	AP_NUM_NAN,
-	AP_NUM_PINF,
-	AP_NUM_NINF
-} ApNumSpecial;
-
-/* A decoded numeric: base-10000 digits (pointer into the datum, unaligned). */
-typedef struct ApNumeric
-{
-	ApNumSpecial special;
-	bool		negative;
-	int			weight;			/* weight of the first digit */
-	int			dscale;
-	int			ndigits;
-	const unsigned char *digits;	/* ndigits int16 little-endian, unaligned */
-} ApNumeric;
+/* ApNumeric and its parsing: common/ap_numeric.h */
 
 /* Decode from a varlena payload (after the varlena header). */
 ApStatus	ap_numeric_decode(const unsigned char *payload, uint32_t len, ApNumeric *out);

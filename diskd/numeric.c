@@ -4,13 +4,7 @@
  *
  * Rules of this file:
  *  - Input is the varlena payload (after the varlena header) exactly as
- *    stored: u16 n_header, then for the long form an int16 weight, then
- *    base-10000 int16 digits, little-endian and possibly unaligned.
- *      special   (h & 0xC000) == 0xC000: 0xC000 NaN, 0xD000 +inf, 0xF000 -inf
- *      short     (h & 0xC000) == 0x8000: sign 0x2000, dscale (h & 0x1F80) >> 7,
- *                7-bit two's complement weight (sign 0x0040, value 0x003F)
- *      long      sign h & 0xC000 (0x4000 negative), dscale h & 0x3FFF,
- *                weight int16 at +2, digits at +4
+ *    stored, decoded by ap_numeric_parse (common/ap_numeric.h).
  *  - Comparison follows numeric_cmp(): NaN equals NaN and sorts above
  *    everything, +inf above all finite values, -inf below; finite values
  *    compare digit by digit aligned on weight with missing digits as zero
@@ -25,97 +19,20 @@
 #include "diskd.h"
 #include "numeric_i64.h"
 
-#define NUMERIC_SIGN_MASK		0xC000
-#define NUMERIC_NEG				0x4000
-#define NUMERIC_SHORT			0x8000
-#define NUMERIC_SPECIAL			0xC000
-#define NUMERIC_EXT_MASK		0xF000
-#define NUMERIC_NAN				0xC000
-#define NUMERIC_PINF			0xD000
-#define NUMERIC_NINF			0xF000
-#define NUMERIC_SHORT_SIGN		0x2000
-#define NUMERIC_SHORT_DSCALE_MASK 0x1F80
-#define NUMERIC_SHORT_DSCALE_SHIFT 7
-#define NUMERIC_SHORT_WSIGN		0x0040
-#define NUMERIC_SHORT_WMASK		0x003F
-#define NUMERIC_DSCALE_MASK		0x3FFF
-#define NBASE					10000
+#define NBASE					AP_NUMERIC_NBASE
 
 /* Digit i of a decoded numeric (digits may sit at any address). */
 static inline int
 num_digit(const ApNumeric *n, int i)
 {
-	int16_t		d;
-
-	memcpy(&d, n->digits + 2 * i, sizeof(d));
-	return d;
+	return ap_numeric_digit(n, i);
 }
 
-/* Decode the stored form; digits stay in the datum. */
+/* Decode the stored form; digits stay in the datum (common/ap_numeric.h). */
 ApStatus
 ap_numeric_decode(const unsigned char *payload, uint32_t len, ApNumeric *out)
 {
-	uint16_t	h;
-	uint32_t	hdrbytes;
-
-	memset(out, 0, sizeof(*out));
-	if (len < 2)
-		return AP_FALLBACK;
-	h = ap_read_u16(payload);
-
-	if ((h & NUMERIC_SIGN_MASK) == NUMERIC_SPECIAL)
-	{
-		switch (h & NUMERIC_EXT_MASK)
-		{
-			case NUMERIC_NAN:
-				out->special = AP_NUM_NAN;
-				return AP_OK;
-			case NUMERIC_PINF:
-				out->special = AP_NUM_PINF;
-				return AP_OK;
-			case NUMERIC_NINF:
-				out->special = AP_NUM_NINF;
-				out->negative = true;
-				return AP_OK;
-			default:
-				return AP_FALLBACK;
-		}
-	}
-
-	out->special = AP_NUM_FINITE;
-	if ((h & NUMERIC_SIGN_MASK) == NUMERIC_SHORT)
-	{
-		out->negative = (h & NUMERIC_SHORT_SIGN) != 0;
-		out->dscale = (h & NUMERIC_SHORT_DSCALE_MASK) >> NUMERIC_SHORT_DSCALE_SHIFT;
-		out->weight = (h & NUMERIC_SHORT_WMASK);
-		if (h & NUMERIC_SHORT_WSIGN)
-			out->weight -= 64;	/* 7-bit two's complement */
-		hdrbytes = 2;
-	}
-	else
-	{
-		int16_t		w;
-
-		if (len < 4)
-			return AP_FALLBACK;
-		out->negative = (h & NUMERIC_SIGN_MASK) == NUMERIC_NEG;
-		out->dscale = h & NUMERIC_DSCALE_MASK;
-		memcpy(&w, payload + 2, sizeof(w));
-		out->weight = w;
-		hdrbytes = 4;
-	}
-
-	/* NUMERIC_NDIGITS rounds down an odd trailing byte, as we do */
-	out->ndigits = (int) ((len - hdrbytes) / 2);
-	out->digits = payload + hdrbytes;
-	for (int i = 0; i < out->ndigits; i++)
-	{
-		int			d = num_digit(out, i);
-
-		if (d < 0 || d >= NBASE)
-			return AP_FALLBACK;
-	}
-	return AP_OK;
+	return ap_numeric_parse(payload, len, out) ? AP_OK : AP_FALLBACK;
 }
 
 /*
@@ -428,10 +345,10 @@ encode_payload(bool negative, int weight, int dscale, const int16_t *digits,
 	if (dscale <= NUMERIC_SHORT_DSCALE_MAX && weight <= NUMERIC_SHORT_WEIGHT_MAX &&
 		weight >= NUMERIC_SHORT_WEIGHT_MIN)
 	{
-		h = (uint16_t) (NUMERIC_SHORT | (negative ? NUMERIC_SHORT_SIGN : 0) |
-						(dscale << NUMERIC_SHORT_DSCALE_SHIFT) |
-						(weight < 0 ? NUMERIC_SHORT_WSIGN : 0) |
-						(weight & NUMERIC_SHORT_WMASK));
+		h = (uint16_t) (AP_NUMERIC_SHORT | (negative ? AP_NUMERIC_SHORT_SIGN : 0) |
+						(dscale << AP_NUMERIC_SHORT_DSCALE_SHIFT) |
+						(weight < 0 ? AP_NUMERIC_SHORT_WSIGN : 0) |
+						(weight & AP_NUMERIC_SHORT_WMASK));
 		memcpy(buf, &h, 2);
 		off = 2;
 	}
@@ -439,7 +356,7 @@ encode_payload(bool negative, int weight, int dscale, const int16_t *digits,
 	{
 		int16_t		w = (int16_t) weight;
 
-		h = (uint16_t) ((negative ? NUMERIC_NEG : 0) | (dscale & NUMERIC_DSCALE_MASK));
+		h = (uint16_t) ((negative ? AP_NUMERIC_NEG : 0) | (dscale & AP_NUMERIC_DSCALE_MASK));
 		memcpy(buf, &h, 2);
 		memcpy(buf + 2, &w, 2);
 		off = 4;
@@ -463,8 +380,8 @@ ap_numeric_encode_fixed(const ApFixed *f, unsigned char *buf)
 uint32_t
 ap_numeric_encode_special(ApNumSpecial s, unsigned char *buf)
 {
-	uint16_t	h = s == AP_NUM_NAN ? NUMERIC_NAN :
-		s == AP_NUM_PINF ? NUMERIC_PINF : NUMERIC_NINF;
+	uint16_t	h = s == AP_NUM_NAN ? AP_NUMERIC_NAN :
+		s == AP_NUM_PINF ? AP_NUMERIC_PINF : AP_NUMERIC_NINF;
 
 	memcpy(buf, &h, 2);
 	return 2;

@@ -13,14 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define AP_NI64_SHORT			0x8000
-#define AP_NI64_FORMAT_MASK		0xC000
-#define AP_NI64_SIGN			0x2000
-#define AP_NI64_DSCALE_MASK		0x1F80
-#define AP_NI64_DSCALE_SHIFT	7
-#define AP_NI64_WSIGN			0x0040
-#define AP_NI64_WMASK			0x003F
-#define AP_NI64_NBASE			10000
+#include "ap_numeric.h"
 
 /* 10^0 .. 10^18 */
 static const int64_t ap_pow10_i64[19] = {
@@ -53,18 +46,18 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 	if (len < 2)
 		return false;
 	memcpy(&h, payload, sizeof(h));
-	if ((h & AP_NI64_FORMAT_MASK) != AP_NI64_SHORT)
+	if ((h & AP_NUMERIC_SIGN_MASK) != AP_NUMERIC_SHORT)
 		return false;
 	ndigits = (int) ((len - 2) / 2);
-	ds = (h & AP_NI64_DSCALE_MASK) >> AP_NI64_DSCALE_SHIFT;
+	ds = (h & AP_NUMERIC_SHORT_DSCALE_MASK) >> AP_NUMERIC_SHORT_DSCALE_SHIFT;
 	if (ndigits == 0)
 	{
 		/* zero, at any weight and scale */
 		*coef = 0;
 		*dscale = ds;
-		return (h & AP_NI64_SIGN) == 0;
+		return (h & AP_NUMERIC_SHORT_SIGN) == 0;
 	}
-	weight = (h & AP_NI64_WMASK) - ((h & AP_NI64_WSIGN) ? 64 : 0);
+	weight = (h & AP_NUMERIC_SHORT_WMASK) - ((h & AP_NUMERIC_SHORT_WSIGN) ? 64 : 0);
 	/* decimal exponent of the last digit's unit, relative to the scale */
 	e = 4 * (weight - ndigits + 1) + ds;
 	if (ndigits > 4 || e < -18 || e > 2)
@@ -74,12 +67,12 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 		int16_t		d;
 
 		memcpy(&d, payload + 2 + 2 * i, sizeof(d));
-		if (d < 0 || d >= AP_NI64_NBASE)
+		if (d < 0 || d >= AP_NUMERIC_NBASE)
 			return false;
-		acc = acc * AP_NI64_NBASE + d;
+		acc = acc * AP_NUMERIC_NBASE + d;
 	}
 	memcpy(&last, payload + 2 + 2 * (ndigits - 1), sizeof(last));
-	if (last < 0 || last >= AP_NI64_NBASE)
+	if (last < 0 || last >= AP_NUMERIC_NBASE)
 		return false;
 	/* constant divisors for the usual scales: no 64-bit division */
 	switch (e)
@@ -100,7 +93,7 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 			acc = acc * 10 + last / 1000;
 			break;
 		default:
-			acc = acc * AP_NI64_NBASE + last;
+			acc = acc * AP_NUMERIC_NBASE + last;
 			if (e >= 0)
 				acc *= ap_pow10_i64[e];
 			else
@@ -111,7 +104,7 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 			}
 			break;
 	}
-	*coef = (h & AP_NI64_SIGN) ? -acc : acc;
+	*coef = (h & AP_NUMERIC_SHORT_SIGN) ? -acc : acc;
 	*dscale = ds;
 	return true;
 }

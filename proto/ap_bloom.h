@@ -60,6 +60,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ap_numeric.h"
+
 #define AP_BLOOM_BLOCK_BYTES		64
 #define AP_BLOOM_BLOCK_BITS			512
 #define AP_BLOOM_HASHES_MIN			1
@@ -205,77 +207,46 @@ ap_bloom_key_bpchar(ApBloomHash *st, const unsigned char *p, size_t len)
 	ap_bloom_key_text(st, p, len);
 }
 
-/* Little-endian u16 at p (numeric's stored fields), any alignment. */
-static inline uint16_t
-ap_bloom_get_u16(const unsigned char *p)
-{
-	return (uint16_t) (p[0] | (p[1] << 8));
-}
-
 /*
- * numeric key from the varlena payload (after the varlena header) as stored:
- * u16 n_header; 0xC000/0xD000/0xF000 (mask 0xF000) are NaN/+inf/-inf; the
- * short form (0x8000) has sign bit 0x2000 and a 7-bit weight (sign 0x0040,
- * value 0x003F) and digits at +2; the long form has sign 0x4000, an int16
- * weight at +2 and digits at +4.  Digits are base-10000 int16.  Returns false
- * (nothing hashed) if the payload is not a valid numeric.
+ * numeric key from the varlena payload (after the varlena header) as stored
+ * (common/ap_numeric.h).  Returns false (nothing hashed) if the payload is
+ * not a valid numeric.
  */
 static inline bool
 ap_bloom_key_numeric(ApBloomHash *st, const unsigned char *p, size_t len)
 {
-	uint16_t	hdr;
+	ApNumeric	n;
 	bool		negative;
 	int			weight;
-	size_t		dstart;
 	size_t		ndigits;
 	size_t		first;
 	size_t		last;
 	uint64_t	w = 0;
 	int			inword = 0;
 
-	if (len < 2)
+	if (!ap_numeric_parse(p, len, &n) || n.odd_byte)
 		return false;
-	hdr = ap_bloom_get_u16(p);
-	if ((hdr & 0xC000) == 0xC000)
+	switch (n.special)
 	{
-		uint16_t	special = hdr & 0xF000;
-
-		if (special == 0xC000)
+		case AP_NUM_NAN:
 			ap_bloom_hash_word(st, AP_BLOOM_NUM_NAN);
-		else if (special == 0xD000)
+			return true;
+		case AP_NUM_PINF:
 			ap_bloom_hash_word(st, AP_BLOOM_NUM_PINF);
-		else if (special == 0xF000)
+			return true;
+		case AP_NUM_NINF:
 			ap_bloom_hash_word(st, AP_BLOOM_NUM_NINF);
-		else
-			return false;
-		return true;
+			return true;
+		case AP_NUM_FINITE:
+			break;
 	}
-	if ((hdr & 0xC000) == 0x8000)
-	{
-		negative = (hdr & 0x2000) != 0;
-		weight = (hdr & 0x0040) ? (int) (hdr & 0x003F) - 64 : (int) (hdr & 0x003F);
-		dstart = 2;
-	}
-	else
-	{
-		if (len < 4)
-			return false;
-		negative = (hdr & 0x4000) != 0;
-		weight = (int16_t) ap_bloom_get_u16(p + 2);
-		dstart = 4;
-	}
-	if ((len - dstart) % 2 != 0)
-		return false;
-	ndigits = (len - dstart) / 2;
-	for (size_t i = 0; i < ndigits; i++)
-	{
-		if (ap_bloom_get_u16(p + dstart + 2 * i) > 9999)
-			return false;
-	}
+	negative = n.negative;
+	weight = n.weight;
+	ndigits = (size_t) n.ndigits;
 
 	/* strip zero digits at both ends; weight follows the first kept digit */
 	first = 0;
-	while (first < ndigits && ap_bloom_get_u16(p + dstart + 2 * first) == 0)
+	while (first < ndigits && (uint16_t) ap_numeric_digit(&n, first) == 0)
 		first++;
 	if (first == ndigits)
 	{
@@ -283,7 +254,7 @@ ap_bloom_key_numeric(ApBloomHash *st, const unsigned char *p, size_t len)
 		return true;
 	}
 	last = ndigits;
-	while (ap_bloom_get_u16(p + dstart + 2 * (last - 1)) == 0)
+	while ((uint16_t) ap_numeric_digit(&n, last - 1) == 0)
 		last--;
 	weight -= (int) first;
 
@@ -293,7 +264,7 @@ ap_bloom_key_numeric(ApBloomHash *st, const unsigned char *p, size_t len)
 					   ((uint64_t) (last - first) << 32));
 	for (size_t i = first; i < last; i++)
 	{
-		w |= (uint64_t) ap_bloom_get_u16(p + dstart + 2 * i) << (16 * inword);
+		w |= (uint64_t) (uint16_t) ap_numeric_digit(&n, i) << (16 * inword);
 		if (++inword == 4)
 		{
 			ap_bloom_hash_word(st, w);
