@@ -23,7 +23,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'active_pg'
 active_pg.ndisks = 4
-active_pg.connect_timeout_ms = 1000
+active_pg.connect_timeout = 1000
 max_parallel_workers_per_gather = 0
 });
 # the daemons read their failpoints from this file at each scan's start
@@ -46,7 +46,7 @@ cmp_ok($pages, '>', 800, "the table has $pages pages, some 200 per disk");
 # Small stripe units, batches and aggregation tables: each disk delivers
 # many units, row batches and memory flushes before the failpoint fires.
 my $base = "SET active_pg.force_pushdown = on; SET active_pg.stripe_pages = 8; "
-  . "SET active_pg.batch_kb = 8; SET active_pg.disk_agg_mem = '64kB'; "
+  . "SET active_pg.batch_size = 8; SET active_pg.disk_agg_mem = '64kB'; "
   . "SET active_pg.disk_timeout = '4s'; ";
 my $parallel = "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
   . "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; ";

@@ -18,7 +18,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'active_pg'
 active_pg.ndisks = 2
-active_pg.connect_timeout_ms = 1000
+active_pg.connect_timeout = 1000
 max_parallel_workers_per_gather = 0
 });
 $node->start;
