@@ -572,20 +572,27 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	{
 		blocks = ap_take_over_rest(ds, conn);
 		ereport(LOG,
-				(errmsg("active_pg disk %d failed during a scan of \"%s\" after sending part of it (%s); the host reads the %llu blocks it had not delivered",
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("active_pg disk %d failed during a scan of \"%s\" after sending part of it (%s); the host reads the %llu blocks it had not delivered",
 						conn->disk, RelationGetRelationName(ds->rel), why,
 						(unsigned long long) blocks),
-				 errdetail("The disk's address is %s.", conn->address)));
+				 errdetail("The disk's address is %s.", conn->address),
+				 errhint("SELECT * FROM active_pg.disks() shows which disks answer; the launcher restarts disks that died.")));
 	}
 	else
 	{
 		blocks = ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
 								conn->vdisk);
+		/* never reached: 08001, as postgres_fdw reports a failed connect */
 		ereport(LOG,
-				(errmsg("active_pg disk %d failed before sending rows of \"%s\" (%s); the host reads its %llu blocks",
+				(errcode(strncmp(why, "could not connect", 17) == 0 ?
+						 ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION :
+						 ERRCODE_CONNECTION_FAILURE),
+				 errmsg("active_pg disk %d failed before sending rows of \"%s\" (%s); the host reads its %llu blocks",
 						conn->disk, RelationGetRelationName(ds->rel), why,
 						(unsigned long long) blocks),
-				 errdetail("The disk's address is %s.", conn->address)));
+				 errdetail("The disk's address is %s.", conn->address),
+				 errhint("SELECT * FROM active_pg.disks() shows which disks answer; the launcher restarts disks that died.")));
 		ap_item_on_host(ds, conn->vdisk);
 	}
 	ds->host->disks_taken_over++;
