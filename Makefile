@@ -81,6 +81,7 @@ diskd-build: proto/active_pg.pb-c.c proto/active_pg.pb-c.h
 # collide with another program in PostgreSQL's bin directory.
 install: install-diskd
 install-diskd: diskd-build
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) diskd/diskd '$(DESTDIR)$(bindir)/active_pg_diskd'
 
 uninstall: uninstall-diskd

@@ -115,6 +115,17 @@ set +e
 if [ "${ACTIVE_PG_UNITS:-1}" = 0 ]; then
 	echo "== diskd unit tests: run with the first version (diskd does not depend on it)"
 else
+echo "== make install and make uninstall (into a staging directory)"
+stage="$WORK/stage-install"
+rm -rf "$stage"
+as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" install DESTDIR="$stage" >/dev/null &&
+	[ -n "$(find "$stage" -name active_pg_diskd -type f)" ] &&
+	[ -n "$(find "$stage" -name 'active_pg--*.sql' -type f)" ] &&
+	as_pguser make -C "$WORK" -s PG_CONFIG="$PG_CONFIG" uninstall DESTDIR="$stage" >/dev/null &&
+	[ -z "$(find "$stage" -type f)" ]
+status "make uninstall removes everything make install put there" $?
+rm -rf "$stage"
+
 echo "== diskd unit tests"
 as_pguser "$WORK/diskd/test/unit"
 status "diskd unit tests" $?
