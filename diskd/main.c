@@ -436,8 +436,21 @@ read_secret_file(const char *path)
 	return strdup(buf);
 }
 
-int
-main(int argc, char **argv)
+/* What the command line asks for beyond diskd_config. */
+typedef struct DiskdStartup
+{
+	uint32_t	emulated_disks; /* --emulated-disks: disks sharing the machine */
+	uint32_t	expect_major;	/* --pg-version, 0 if not given */
+	bool		no_io_uring;	/* --no-io-uring */
+	char	   *secret_file;	/* the secret read from --secret-file */
+} DiskdStartup;
+
+/*
+ * The command line into diskd_config and *st (and the secret from the
+ * environment when no file gives one): -1 to go on, else the exit code.
+ */
+static int
+parse_flags(int argc, char **argv, DiskdStartup *st)
 {
 	static const struct option options[] = {
 		{"data-dir", required_argument, NULL, 'D'},
@@ -459,17 +472,7 @@ main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	struct sigaction sa;
-	sigset_t	blocked;
-	sigset_t	waitmask;
 	int			opt;
-	int			lfd;
-	const char *env_secret;
-	char	   *secret_file = NULL;
-	uint32_t	emulated_disks = 1;
-	uint32_t	expect_major = 0;
-	char		msg[512];
-	bool		no_io_uring = false;
 
 	diskd_config.data_dir = NULL;
 	diskd_config.disk_id = 0;
@@ -480,7 +483,8 @@ main(int argc, char **argv)
 	diskd_config.direct_io_default = true;
 	diskd_config.media_mbps = 0;
 	diskd_config.cpu_ratio = 0.0;
-	ap_stats_start();
+	memset(st, 0, sizeof(*st));
+	st->emulated_disks = 1;
 
 	while ((opt = getopt_long(argc, argv, "D:h", options, NULL)) != -1)
 	{
@@ -519,15 +523,15 @@ main(int argc, char **argv)
 						  "use --secret-file PATH (mode 0600) or ACTIVE_PG_DISK_SECRET");
 				return 2;
 			case 'F':
-				if ((secret_file = read_secret_file(optarg)) == NULL)
+				if ((st->secret_file = read_secret_file(optarg)) == NULL)
 					return 2;
-				diskd_config.secret = secret_file;
+				diskd_config.secret = st->secret_file;
 				break;
 			case 'b':
 				diskd_config.direct_io_default = false;
 				break;
 			case 'U':
-				no_io_uring = true;
+				st->no_io_uring = true;
 				break;
 			case 'M':
 				diskd_config.media_mbps = parse_uint_flag("media-mbps", optarg,
@@ -537,10 +541,10 @@ main(int argc, char **argv)
 				diskd_config.cpu_ratio = parse_ratio_flag("cpu-ratio", optarg);
 				break;
 			case 'N':
-				emulated_disks = parse_uint_flag("emulated-disks", optarg, 1, AP_NDISKS_MAX);
+				st->emulated_disks = parse_uint_flag("emulated-disks", optarg, 1, AP_NDISKS_MAX);
 				break;
 			case 'P':
-				expect_major = parse_uint_flag("pg-version", optarg, AP_PG_MAJOR_MIN, AP_PG_MAJOR_MAX);
+				st->expect_major = parse_uint_flag("pg-version", optarg, AP_PG_MAJOR_MIN, AP_PG_MAJOR_MAX);
 				break;
 			case 'h':
 				usage();
@@ -567,15 +571,78 @@ main(int argc, char **argv)
 	}
 	if (diskd_config.secret == NULL)
 	{
-		env_secret = getenv("ACTIVE_PG_DISK_SECRET");
+		const char *env_secret = getenv("ACTIVE_PG_DISK_SECRET");
+
 		if (env_secret != NULL && env_secret[0] != '\0')
 			diskd_config.secret = env_secret;
 	}
 	else if (diskd_config.secret[0] == '\0')
 		diskd_config.secret = NULL;
+	return -1;
+}
+
+/*
+ * Block the stop signals in every thread (threads inherit the mask); the
+ * accept loop's ppoll() is the only place they are delivered, with the mask
+ * *waitmask.
+ */
+static void
+block_stop_signals(sigset_t *waitmask)
+{
+	struct sigaction sa;
+	sigset_t	blocked;
+
+	sigemptyset(&blocked);
+	sigaddset(&blocked, SIGTERM);
+	sigaddset(&blocked, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &blocked, waitmask);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGINT);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+/* Say what the daemon serves and how. */
+static void
+log_started(void)
+{
+	diskd_log("LOG", "listening on %s%s (PostgreSQL %u data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
+			  listen_socket_path ? "unix:" : "tcp:",
+			  listen_socket_path ? listen_socket_path : listen_tcp,
+			  diskd_config.pg_major, diskd_config.data_dir, diskd_config.queue_depth,
+			  (unsigned long long) (diskd_config.memory_bytes >> 20),
+			  diskd_config.direct_io_default ? "direct" : "buffered",
+			  diskd_config.secret ? ", secret required" : "");
+	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
+	{
+		char		media[32] = "off";
+
+		if (diskd_config.media_mbps > 0)
+			snprintf(media, sizeof(media), "%u MB/s", diskd_config.media_mbps);
+		diskd_log("LOG", "emulating a drive: media rate %s, cpu ratio %.2f",
+				  media, diskd_config.cpu_ratio > 0.0 ? diskd_config.cpu_ratio : 1.0);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	DiskdStartup st;
+	sigset_t	waitmask;
+	int			lfd;
+	int			rc;
+	char		msg[512];
+	const char *env;
+
+	ap_stats_start();
+	if ((rc = parse_flags(argc, argv, &st)) >= 0)
+		return rc;
 
 	/* A cluster whose pages this daemon cannot decode is refused outright. */
-	if (!ap_check_data_directory(diskd_config.data_dir, expect_major,
+	if (!ap_check_data_directory(diskd_config.data_dir, st.expect_major,
 								 &diskd_config.pg_major, msg, sizeof(msg)))
 	{
 		diskd_log("FATAL", "%s", msg);
@@ -594,26 +661,11 @@ main(int argc, char **argv)
 	if (diskd_config.cpu_ratio >= 1.0)
 		diskd_config.cpu_ratio = 0.0;
 	ap_throttle_configure(diskd_config.media_mbps, diskd_config.cpu_ratio);
-	check_cpu_faithful(emulated_disks);
+	check_cpu_faithful(st.emulated_disks);
 
 	/* A host that disappears mid-send must not kill the daemon. */
 	signal(SIGPIPE, SIG_IGN);
-
-	/*
-	 * Block the stop signals in every thread (threads inherit the mask); the
-	 * accept loop's ppoll() is the only place they are delivered.
-	 */
-	sigemptyset(&blocked);
-	sigaddset(&blocked, SIGTERM);
-	sigaddset(&blocked, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &blocked, &waitmask);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGINT);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handle_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	block_stop_signals(&waitmask);
 
 	if (listen_socket_path != NULL)
 		lfd = listen_unix(listen_socket_path);
@@ -628,28 +680,10 @@ main(int argc, char **argv)
 	if (listen_tcp != NULL && diskd_config.secret == NULL)
 		diskd_log("WARNING", "listening on TCP without a secret: any local user can read the cluster's relations (set --secret-file or ACTIVE_PG_DISK_SECRET)");
 
-	diskd_log("LOG", "listening on %s%s (PostgreSQL %u data directory \"%s\", queue depth %u, %llu MB per scan, %s reads%s)",
-			  listen_socket_path ? "unix:" : "tcp:",
-			  listen_socket_path ? listen_socket_path : listen_tcp,
-			  diskd_config.pg_major, diskd_config.data_dir, diskd_config.queue_depth,
-			  (unsigned long long) (diskd_config.memory_bytes >> 20),
-			  diskd_config.direct_io_default ? "direct" : "buffered",
-			  diskd_config.secret ? ", secret required" : "");
+	log_started();
 	ap_failpoints_init();
-	{
-		const char *env = getenv("ACTIVE_PG_DISKD_NO_IO_URING");
-
-		ap_reader_init(no_io_uring || (env != NULL && strcmp(env, "1") == 0));
-	}
-	if (diskd_config.media_mbps > 0 || diskd_config.cpu_ratio > 0.0)
-	{
-		char		media[32] = "off";
-
-		if (diskd_config.media_mbps > 0)
-			snprintf(media, sizeof(media), "%u MB/s", diskd_config.media_mbps);
-		diskd_log("LOG", "emulating a drive: media rate %s, cpu ratio %.2f",
-				  media, diskd_config.cpu_ratio > 0.0 ? diskd_config.cpu_ratio : 1.0);
-	}
+	env = getenv("ACTIVE_PG_DISKD_NO_IO_URING");
+	ap_reader_init(st.no_io_uring || (env != NULL && strcmp(env, "1") == 0));
 
 	accept_loop(lfd, listen_tcp != NULL, &waitmask);
 
