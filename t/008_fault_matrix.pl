@@ -18,10 +18,7 @@ use lib "$FindBin::Bin/lib";
 use ActivePg::Disks;
 use Time::HiRes qw(usleep time);
 
-my $node = PostgreSQL::Test::Cluster->new('faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'active_pg'
+my $node = active_node('faults', qq{
 active_pg.ndisks = 4
 active_pg.connect_timeout = 1000
 max_parallel_workers_per_gather = 0

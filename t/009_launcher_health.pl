@@ -13,10 +13,7 @@ use ActivePg::Disks;
 use Time::HiRes qw(usleep);
 use File::Path qw(rmtree);
 
-my $node = PostgreSQL::Test::Cluster->new('launcher_health');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'active_pg'
+my $node = active_node('launcher_health', qq{
 active_pg.ndisks = 2
 active_pg.connect_timeout = 1000
 max_parallel_workers_per_gather = 0

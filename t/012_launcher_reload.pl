@@ -14,10 +14,7 @@ use lib "$FindBin::Bin/lib";
 use ActivePg::Disks;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('reload');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'active_pg'
+my $node = active_node('reload', qq{
 active_pg.ndisks = 2
 });
 $node->start;

@@ -5,8 +5,21 @@ use strict;
 use warnings;
 use Exporter 'import';
 use Time::HiRes qw(usleep);
+use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(disk_pids wait_for_disks);
+our @EXPORT = qw(active_node disk_pids wait_for_disks);
+
+# A new node that preloads active_pg, initialized but not started, with
+# $conf (postgresql.conf lines) appended.
+sub active_node
+{
+	my ($name, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
+		"shared_preload_libraries = 'active_pg'\n" . ($conf // ''));
+	return $node;
+}
 
 # The pids of the diskd processes serving $node's data directory, sorted.
 sub disk_pids
