@@ -237,6 +237,15 @@ fi
 status "TAP tests" $?
 fi
 
+# A minute of soak (scripts/soak.py; longer runs by hand): TPC-B writers with
+# savepoints and rollbacks, pushed-down reads checked against stock in one
+# snapshot, disk daemons killed and stopped at random.
+if [ "${ACTIVE_PG_SOAK:-60}" != 0 ]; then
+	echo "== soak: writers, checked reads, failing disks (${ACTIVE_PG_SOAK:-60} s)"
+	python3 "$SRC/scripts/soak.py" "${ACTIVE_PG_SOAK:-60}" "$WORK/soak"
+	status "soak: no mismatch, no failed query while disks fail" $?
+fi
+
 # --- PostgreSQL's regression suite, differential (scripts/pgsuite.sh) -------
 # PostgreSQL's own src/test/regress with active_pg off, at its defaults and
 # forced, each mode's output compared statement by statement with the off
