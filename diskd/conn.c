@@ -35,10 +35,11 @@
 /* How long a client may take to say Hello after connecting. */
 #define CONN_HELLO_TIMEOUT_MS		10000
 /*
- * How long an authenticated connection may sit idle between requests: a
- * backend closes its connections when a scan ends, so only a client that
- * hoards connections waits longer.  (A scan suspended by an open cursor is
- * not idle: the disk is inside the scan, blocked on sending.)
+ * How long an authenticated connection may sit idle between requests.  A
+ * backend keeps one connection per disk after a scan, for its next scan, and
+ * gives it up itself after half this time unused; a client that hoards
+ * connections loses them here.  (A scan suspended by an open cursor is not
+ * idle: the disk is inside the scan, blocked on sending.)
  */
 #define CONN_IDLE_TIMEOUT_MS		60000
 /* How long a frame that has started arriving may stall between bytes. */
@@ -556,11 +557,13 @@ ap_conn_serve(int fd)
 			int			rc;
 
 			rc = ap_conn_recv(c, &f, CONN_IDLE_TIMEOUT_MS);
+			/*
+			 * Idle between requests for too long: close without a word.  A
+			 * backend keeps its connection after a scan for its next one and
+			 * goes idle with it like any session; that is no fault.
+			 */
 			if (rc == -ETIMEDOUT)
-			{
-				(void) conn_fail(c, AP_ERR_PROTOCOL, rc, "connection idle for too long");
 				break;
-			}
 			if (rc < 0)
 				break;
 			switch (f->msg_case)

@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -801,6 +802,126 @@ ap_quarantined(int disk)
 		ap_quarantine_until[disk] > GetCurrentTimestamp();
 }
 
+/*
+ * Idle connections, one per disk, per backend.  A connection whose scan
+ * ended with Done is authenticated and between frames; the backend keeps it
+ * for its next scan, so that a rescanned node (a correlated subquery runs its
+ * scan once per outer row) and the session's next query skip the connect and
+ * the handshake.  The daemon serves any number of requests on a connection
+ * and closes one that stays idle for a minute; a kept connection older than
+ * AP_IDLE_KEEP_MS, or one the daemon has closed or written to meanwhile (it
+ * is readable), is closed instead of used.  A daemon killed and restarted
+ * closes its end, and a reload that changes the disks' addresses makes the
+ * kept connections' addresses differ: both are noticed here.  Connections
+ * of a scan that ended any other way (an error, a rescan in the middle) are
+ * closed, never kept: their state is not known.
+ */
+#define AP_IDLE_KEEP_MS				30000
+
+typedef struct ApIdleConn
+{
+	pgsocket	sock;
+	uint32		disk_id;
+	uint32		capabilities;
+	TimestampTz since;
+	char	   *address;		/* in TopMemoryContext */
+	char	   *server_version; /* in TopMemoryContext */
+} ApIdleConn;
+
+static ApIdleConn ap_idle[AP_NDISKS_MAX];
+static bool ap_idle_init = false;
+
+/* Forget idle slot i (its socket is closed or handed over by the caller). */
+static void
+ap_idle_clear(ApIdleConn *ic)
+{
+	ic->sock = PGINVALID_SOCKET;
+	if (ic->address != NULL)
+		pfree(ic->address);
+	if (ic->server_version != NULL)
+		pfree(ic->server_version);
+	ic->address = NULL;
+	ic->server_version = NULL;
+}
+
+static void ap_build_wes(ApConnSet *set);
+
+/* See client.h. */
+void
+ApConnKeepIdle(ApConnSet *set, ApDiskConn *c)
+{
+	ApIdleConn *ic;
+
+	if (c->sock == PGINVALID_SOCKET)
+		return;
+	if (!ap_idle_init)
+	{
+		for (int i = 0; i < AP_NDISKS_MAX; i++)
+			ap_idle[i].sock = PGINVALID_SOCKET;
+		ap_idle_init = true;
+	}
+	/* only a connection at a frame boundary, after a clean end, is reusable */
+	if (c->failed || c->scanning || c->rstart != c->rend ||
+		c->disk < 0 || c->disk >= AP_NDISKS_MAX || c->address == NULL)
+	{
+		ApConnClose(c);
+		return;
+	}
+	ic = &ap_idle[c->disk];
+	if (ic->sock != PGINVALID_SOCKET)
+		closesocket(ic->sock);
+	ap_idle_clear(ic);
+	ic->sock = c->sock;
+	ic->disk_id = c->disk_id;
+	ic->capabilities = c->capabilities;
+	ic->since = GetCurrentTimestamp();
+	ic->address = MemoryContextStrdup(TopMemoryContext, c->address);
+	ic->server_version = MemoryContextStrdup(TopMemoryContext,
+											 c->server_version != NULL ? c->server_version : "");
+	c->sock = PGINVALID_SOCKET;
+	/* the set's epoll instance would still watch the kept socket: rebuild it */
+	ap_build_wes(set);
+}
+
+/*
+ * Give c the kept connection to its disk, if there is a usable one: true
+ * with c connected and authenticated.
+ */
+static bool
+ap_take_idle(ApConnSet *set, ApDiskConn *c)
+{
+	ApIdleConn *ic;
+	struct pollfd pfd;
+	bool		usable;
+
+	if (!ap_idle_init || c->disk < 0 || c->disk >= AP_NDISKS_MAX)
+		return false;
+	ic = &ap_idle[c->disk];
+	if (ic->sock == PGINVALID_SOCKET)
+		return false;
+
+	/* nothing may be waiting on an idle connection: readable means closed */
+	pfd.fd = ic->sock;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	usable = strcmp(ic->address, c->address) == 0 &&
+		!TimestampDifferenceExceeds(ic->since, GetCurrentTimestamp(), AP_IDLE_KEEP_MS) &&
+		poll(&pfd, 1, 0) == 0;
+	if (!usable)
+	{
+		closesocket(ic->sock);
+		ap_idle_clear(ic);
+		return false;
+	}
+	c->sock = ic->sock;
+	c->disk_id = ic->disk_id;
+	c->capabilities = ic->capabilities;
+	c->server_version = MemoryContextStrdup(set->cxt, ic->server_version);
+	c->reused = true;
+	ap_idle_clear(ic);
+	return true;
+}
+
 /* Disk c could not be reached or refused: its socket closed, why kept. */
 static void
 ap_conn_failed(ApDiskConn *c, const char *what, const char *err)
@@ -871,6 +992,8 @@ ApConnectAll(MemoryContext cxt)
 						   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
 			continue;
 		}
+		if (ap_take_idle(set, &set->conns[i]))
+			continue;
 		if (!ap_connect(&set->conns[i], &addrs[i], deadline, true, &err))
 			ap_conn_failed(&set->conns[i], "could not connect", err);
 	}
@@ -879,14 +1002,16 @@ ApConnectAll(MemoryContext cxt)
 	{
 		char	   *err = NULL;
 
-		if (!set->conns[i].failed && !ap_send_hello(&set->conns[i], deadline, &err))
+		if (!set->conns[i].failed && !set->conns[i].reused &&
+			!ap_send_hello(&set->conns[i], deadline, &err))
 			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
 	for (i = 0; i < n; i++)
 	{
 		char	   *err = NULL;
 
-		if (!set->conns[i].failed && !ap_await_hello_reply(set, &set->conns[i], deadline, &err))
+		if (!set->conns[i].failed && !set->conns[i].reused &&
+			!ap_await_hello_reply(set, &set->conns[i], deadline, &err))
 			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
 	ap_build_wes(set);
@@ -937,6 +1062,8 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	if (ap_quarantined(disk))
 		ap_conn_failed(c, "skipped",
 					   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+	else if (ap_take_idle(set, c))
+		;						/* connected and authenticated */
 	else if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
 		ap_conn_failed(c, "could not connect", err);
 	else if (!ap_handshake(set, c, deadline, &err))

@@ -68,6 +68,7 @@ typedef struct ApDiskConn
 	size_t		rstart;
 	size_t		rend;
 
+	bool		reused;			/* kept from an earlier scan: no handshake */
 	bool		scanning;		/* ScanRequest sent, Done/Error not yet seen */
 	bool		done;			/* Done received, or taken over by the host */
 
@@ -180,6 +181,13 @@ bool		ApConnectOneWithin(ApConnSet *set, int i, const ApDiskAddr *addr, int ms,
 							   char **err);
 /* Close one connection's socket, if open. */
 void		ApConnClose(ApDiskConn *conn);
+
+/*
+ * A scan's connection after its Done: kept (one per disk, per backend) for
+ * the next scan of that disk, which then skips connect and handshake, or
+ * closed if it cannot be reused.  Either way it leaves set.
+ */
+void		ApConnKeepIdle(ApConnSet *set, ApDiskConn *conn);
 /* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err). */
 int			ApConnTryFill(ApDiskConn *conn, char **err);
 /* Non-throwing ApConnNextFrame: 1 got *out, 0 need more, -1 malformed (*err). */

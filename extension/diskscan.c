@@ -406,6 +406,8 @@ ApAddHostStats(ApHostStats *d, const ApHostStats *h)
 	d->pages_received += h->pages_received;
 	d->page_tuples += h->page_tuples;
 	d->page_tuples_visible += h->page_tuples_visible;
+	d->connections_opened += h->connections_opened;
+	d->connections_reused += h->connections_reused;
 }
 
 /*
@@ -706,9 +708,12 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 			conn->scanning = false;
 			ds->ndisks_done++;
 			ap_all_failed_warned = false;
-			/* the conversation is over; closing also drops it from the epoll set */
-			closesocket(conn->sock);
-			conn->sock = PGINVALID_SOCKET;
+			/*
+			 * The conversation is over: the connection is kept for the
+			 * backend's next scan of this disk (or closed); either way it
+			 * leaves the set, and the epoll set with it.
+			 */
+			ApConnKeepIdle(ds->conns, conn);
 			/* a parallel participant takes on the next work item */
 			if (ds->par != NULL)
 			{
@@ -850,6 +855,18 @@ ApDiskScanClose(ApDiskScan *ds)
 
 /* ---------------- shipping ---------------- */
 
+/* Count a connection of this node: made now, or kept from an earlier scan. */
+static void
+ap_count_connection(ApDiskScan *ds, const ApDiskConn *conn)
+{
+	if (conn->failed)
+		return;
+	if (conn->reused)
+		ds->host->connections_reused++;
+	else
+		ds->host->connections_opened++;
+}
+
 /* Flush, fix nblocks and connect (see diskscan.h); false for an empty relation. */
 bool
 ApDiskScanConnect(ApDiskScan *ds)
@@ -864,6 +881,8 @@ ApDiskScanConnect(ApDiskScan *ds)
 	}
 	ds->covered = MemoryContextAllocZero(ds->cxt, ds->nblocks / 8 + 1);
 	ds->conns = ApConnectAll(ds->cxt);
+	for (int i = 0; i < ds->conns->nconns; i++)
+		ap_count_connection(ds, &ds->conns->conns[i]);
 	ds->stripe_pages = (uint32) active_pg_stripe_pages;
 	ds->nvdisks = ds->conns->nconns;
 	ds->nstreams = ds->conns->nconns;
@@ -1095,6 +1114,7 @@ ap_claim_items(ApDiskScan *ds)
 		if (ApStripeBlocks(ds->nblocks, ds->stripe_pages, ps->nitems, item) == 0)
 			continue;
 		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item);
+		ap_count_connection(ds, conn);
 		if (conn->failed)
 		{
 			ds->nactive++;		/* ap_disk_failed gives it back */

@@ -46,6 +46,8 @@ typedef struct ApHostStats
 	uint64		pages_received;		/* pages mode: pages the disks shipped */
 	uint64		page_tuples;		/* pages mode: tuples on them */
 	uint64		page_tuples_visible;	/* pages mode: of those, visible */
+	uint64		connections_opened; /* connections to disks made for this node */
+	uint64		connections_reused; /* of the backend's kept ones, taken */
 } ApHostStats;
 
 /* What the data frame callback did with a frame. */

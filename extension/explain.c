@@ -136,6 +136,13 @@ ApExplainTextDiskTime(const ActivePg__ScanStats *t, const ApHostStats *h, Explai
 	appendStringInfo(es->str, "io %.3f ms, compute %.3f ms (cpu %.3f ms), waiting for host %.3f ms; host waited %.3f ms\n",
 					 t->io_us / 1000.0, t->compute_us / 1000.0, t->cpu_us / 1000.0,
 					 t->host_wait_us / 1000.0, h->wait_ms);
+	/* VERBOSE: how many conversations needed a new connection */
+	if (es->verbose)
+	{
+		ApExplainTextLine(es, "Disk Connections");
+		appendStringInfo(es->str, "opened " UINT64_FORMAT ", reused " UINT64_FORMAT "\n",
+						 h->connections_opened, h->connections_reused);
+	}
 }
 
 /*
@@ -151,6 +158,8 @@ ApExplainTimes(const ActivePg__ScanStats *t, const ApHostStats *h, ExplainState 
 	ExplainPropertyFloat("Disk CPU Time", "ms", t->cpu_us / 1000.0, 3, es);
 	ExplainPropertyFloat("Disk Wait For Host Time", "ms", t->host_wait_us / 1000.0, 3, es);
 	ExplainPropertyFloat("Host Wait For Disks Time", "ms", h->wait_ms, 3, es);
+	ExplainPropertyUInteger("Disk Connections Opened", NULL, h->connections_opened, es);
+	ExplainPropertyUInteger("Disk Connections Reused", NULL, h->connections_reused, es);
 }
 
 /* ANALYZE text line: executions that ran as a heap scan on the host. */

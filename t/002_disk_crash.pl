@@ -114,6 +114,34 @@ for (1 .. 100)
 ok($restarted, 'the launcher restarted the disk killed during the parallel scan');
 is($node->safe_psql('postgres', $parallel . $slow), $expected, 'the next parallel query is correct');
 
+# A backend keeps one connection per disk after a scan, for its next scan.
+# A daemon restarted in between has closed its end: the next scan notices,
+# connects anew and neither fails nor hands the disk's units to the host.
+my $json = "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*), sum(id) FROM big WHERE id % 3 = 0";
+$h = $node->background_psql('postgres', on_error_stop => 0);
+$h->query_safe("SET active_pg.force_pushdown = on");
+$h->query_safe("SET max_parallel_workers_per_gather = 0");
+$h->query_safe($json);
+like($h->query_safe($json), qr/"Disk Connections Opened": 0,\s*"Disk Connections Reused": 4/,
+	'the session\'s next scan reuses its connections');
+@pids = disk_pids($node);
+kill 'KILL', $pids[3];
+$restarted = 0;
+for (1 .. 100)
+{
+	my @now = disk_pids($node);
+	if (@now == 4 && !grep { $_ == $pids[3] } @now) { $restarted = 1; last; }
+	usleep(100_000);
+}
+ok($restarted, 'the launcher restarted the disk killed between two scans');
+$out = $h->query_safe($json);
+like($out, qr/"Disk Connections Opened": 1,\s*"Disk Connections Reused": 3/,
+	'a restarted disk gets a new connection, the others are reused');
+unlike($out, qr/"Disks Taken Over": [1-9]/, 'and nothing is taken over');
+is($h->query_safe("SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"), $expected,
+	'the result is right');
+$h->quit;
+
 # statement_timeout cancels a pushed-down scan cleanly
 my ($ret, $stdout, $stderr) = $node->psql('postgres', q{
 SET active_pg.force_pushdown = on;
