@@ -360,6 +360,18 @@ ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame)
 	pfree(buf);
 }
 
+/* ApSendFrame that reports failure instead of raising it: false with *err. */
+bool
+ApTrySendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame, char **err)
+{
+	size_t		total;
+	unsigned char *buf = ap_pack_frame(frame, &total);
+	bool		ok = ap_send_bytes(conn, buf, total, 0, err);
+
+	pfree(buf);
+	return ok;
+}
+
 /* ---------------- receive ---------------- */
 
 /* Read available bytes: 1 read some, 0 would block, -1 EOF/error (*err set). */
@@ -1071,6 +1083,27 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	ap_build_wes(set);
 	MemoryContextSwitchTo(oldcxt);
 	return c;
+}
+
+/* See client.h. */
+bool
+ApConnReconnect(ApConnSet *set, ApDiskConn *c, char **err)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(set->cxt);
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   active_pg_connect_timeout_ms);
+	bool		ok;
+
+	ApConnClose(c);
+	c->reused = false;
+	c->rstart = c->rend = 0;
+	ok = ap_connect(c, &set->addrs[c->disk], deadline, true, err) &&
+		ap_handshake(set, c, deadline, err);
+	if (!ok)
+		ApConnClose(c);
+	ap_build_wes(set);
+	MemoryContextSwitchTo(oldcxt);
+	return ok;
 }
 
 /* ---------------- one-off requests (stats.c) ---------------- */

@@ -149,6 +149,8 @@ void		ApCloseAll(ApConnSet *set);
 
 /* Send one frame, waiting (interruptibly) while the socket is full. */
 void		ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame);
+bool		ApTrySendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame,
+						   char **err);
 
 /*
  * Read what the socket has without blocking.  Returns false once the socket
@@ -188,6 +190,13 @@ void		ApConnClose(ApDiskConn *conn);
  * closed if it cannot be reused.  Either way it leaves set.
  */
 void		ApConnKeepIdle(ApConnSet *set, ApDiskConn *conn);
+
+/*
+ * Replace conn's socket by a new connection to its disk (connect and
+ * handshake): a kept connection that turned out dead when the scan's request
+ * was sent.  False with *err if the disk cannot be reached.
+ */
+bool		ApConnReconnect(ApConnSet *set, ApDiskConn *conn, char **err);
 /* Non-throwing ApConnFill: 1 read some, 0 would block, -1 EOF/error (*err). */
 int			ApConnTryFill(ApDiskConn *conn, char **err);
 /* Non-throwing ApConnNextFrame: 1 got *out, 0 need more, -1 malformed (*err). */

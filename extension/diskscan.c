@@ -970,11 +970,15 @@ ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 	pgstat_count_heap_scan(rel);
 }
 
-/* Send the request to conn as its disk_id (conn->vdisk). */
-static void
+/*
+ * Send the request to conn as its disk_id (conn->vdisk); false if the disk
+ * failed instead (its units are the host's, a parallel item given back).
+ */
+static bool
 ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
 {
 	ActivePg__Frame f = ACTIVE_PG__FRAME__INIT;
+	char	   *err = NULL;
 
 	ds->req->disk_id = conn->vdisk;
 	ds->req->ndisks = ds->nvdisks;
@@ -986,12 +990,27 @@ ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
 	if (conn->failed)
 	{
 		ap_disk_failed(ds, conn, conn->failure);
-		return;
+		return false;
 	}
 	/* from here on, closing the socket must also cancel the disk's scan */
 	conn->scanning = true;
 	conn->last_heard = GetCurrentTimestamp();
-	ApSendFrame(ds->conns, conn, &f);
+	if (ApTrySendFrame(ds->conns, conn, &f, &err))
+		return true;
+	/* a kept connection whose daemon went away since: connect anew, once */
+	if (conn->reused && ApConnReconnect(ds->conns, conn, &err))
+	{
+		ds->host->connections_reused--;
+		ds->host->connections_opened++;
+		if (ApTrySendFrame(ds->conns, conn, &f, &err))
+			return true;
+	}
+	/* the request did not leave: nothing was delivered, the host reads it all */
+	conn->scanning = false;
+	if (ds->par != NULL)
+		ds->nactive++;			/* ap_disk_failed gives the item back */
+	ap_disk_failed(ds, conn, psprintf("could not send the request: %s", err));
+	return false;
 }
 
 /* Send the ScanRequest carrying prog in mode to every connected disk. */
@@ -1127,8 +1146,8 @@ ap_claim_items(ApDiskScan *ds)
 			ap_item_on_host(ds, item);
 			continue;
 		}
-		ap_send_request(ds, conn);
-		ds->nactive++;
+		if (ap_send_request(ds, conn))
+			ds->nactive++;
 	}
 }
 

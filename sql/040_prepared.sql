@@ -64,7 +64,7 @@ SELECT count(*) FROM pr WHERE k < 40;
 
 -- a rescanned node reuses the backend's connections: after the first
 -- execution, every rescan takes the connection the previous one kept
-CREATE FUNCTION explain_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+CREATE FUNCTION explain_analyze_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE j jsonb;
 BEGIN
 	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO j;
@@ -73,7 +73,7 @@ END $$;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_material = off;
-WITH e AS (SELECT explain_json($q$
+WITH e AS (SELECT explain_analyze_json($q$
 	SELECT o, (SELECT count(*) FROM pr WHERE pr.k = o) FROM generate_series(1, 30) o
 $q$) AS j)
 SELECT (jsonb_path_query_first(j, '$.**."Disk Connections Opened"'))::int <= 4 AS opened_at_most_once,
@@ -81,11 +81,11 @@ SELECT (jsonb_path_query_first(j, '$.**."Disk Connections Opened"'))::int <= 4 A
        (jsonb_path_query_first(j, '$.**."Disk Connections Reused"'))::int AS connections
 FROM e;
 -- the session's next query starts from the kept connections too
-WITH e AS (SELECT explain_json('SELECT count(*) FROM pr WHERE k = 5') AS j)
+WITH e AS (SELECT explain_analyze_json('SELECT count(*) FROM pr WHERE k = 5') AS j)
 SELECT jsonb_path_query_first(j, '$.**."Disk Connections Opened"') AS opened,
        jsonb_path_query_first(j, '$.**."Disk Connections Reused"') AS reused
 FROM e;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
-DROP FUNCTION explain_json(text);
+DROP FUNCTION explain_analyze_json(text);
