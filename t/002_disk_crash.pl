@@ -63,14 +63,7 @@ like(slurp_file($node->logfile, $logstart),
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the server survived');
 
 # the launcher restarts the daemon
-my $restarted = 0;
-for (1 .. 100)
-{
-	my @now = disk_pids($node);
-	if (@now == 4 && !grep { $_ == $pids[1] } @now) { $restarted = 1; last; }
-	usleep(100_000);
-}
-ok($restarted, 'the launcher restarted the killed disk');
+ok(wait_for_restart($node, 4, $pids[1]), 'the launcher restarted the killed disk');
 is($node->safe_psql('postgres',
 	"SET active_pg.force_pushdown = on; SELECT count(*), sum(id) FROM big WHERE id % 3 = 0"),
 	$expected, 'the next query is correct');
@@ -104,14 +97,7 @@ $err = $h->{stderr};
 $h->quit;
 like($out, qr/^\Q$expected\E\n/, 'a parallel scan losing a disk returns the right answer')
   or diag("stdout: $out\nstderr: $err");
-$restarted = 0;
-for (1 .. 100)
-{
-	my @now = disk_pids($node);
-	if (@now == 4 && !grep { $_ == $pids[2] } @now) { $restarted = 1; last; }
-	usleep(100_000);
-}
-ok($restarted, 'the launcher restarted the disk killed during the parallel scan');
+ok(wait_for_restart($node, 4, $pids[2]), 'the launcher restarted the disk killed during the parallel scan');
 is($node->safe_psql('postgres', $parallel . $slow), $expected, 'the next parallel query is correct');
 
 # A backend keeps one connection per disk after a scan, for its next scan.
@@ -126,14 +112,7 @@ like($h->query_safe($json), qr/"Disk Connections Opened": 0,\s*"Disk Connections
 	'the session\'s next scan reuses its connections');
 @pids = disk_pids($node);
 kill 'KILL', $pids[3];
-$restarted = 0;
-for (1 .. 100)
-{
-	my @now = disk_pids($node);
-	if (@now == 4 && !grep { $_ == $pids[3] } @now) { $restarted = 1; last; }
-	usleep(100_000);
-}
-ok($restarted, 'the launcher restarted the disk killed between two scans');
+ok(wait_for_restart($node, 4, $pids[3]), 'the launcher restarted the disk killed between two scans');
 $out = $h->query_safe($json);
 like($out, qr/"Disk Connections Opened": 1,\s*"Disk Connections Reused": 3/,
 	'a restarted disk gets a new connection, the others are reused');

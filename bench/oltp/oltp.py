@@ -16,18 +16,15 @@ import subprocess
 import sys
 import time
 
+# the TPC-D driver's cluster helpers
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tpcd"))
+from tpcd_common import as_pguser, pg_initdb, pg_stop  # noqa: E402
+
 CONFIGS = ("without", "with")
 
 
 def log(msg):
     print("[%7.1fs] %s" % (time.time() - START, msg), flush=True)
-
-
-def as_pguser(cmd):
-    """PostgreSQL refuses to run as root: server commands run as postgres."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--"] + cmd
-    return cmd
 
 
 class Cluster:
@@ -46,8 +43,7 @@ class Cluster:
                               check=True, capture_output=True, text=True).stdout.strip()
 
     def stop(self):
-        subprocess.run(as_pguser(["pg_ctl", "-D", self.datadir, "-m", "fast", "-w", "stop"]),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pg_stop(self.datadir)
 
     def configure(self, config):
         """Write the configuration: the same server, active_pg preloaded or not."""
@@ -72,14 +68,7 @@ class Cluster:
         self.stop()
         if not os.path.exists(os.path.join(self.datadir, "PG_VERSION")):
             log("initdb %s" % self.datadir)
-            os.makedirs(self.datadir, exist_ok=True)
-            if os.geteuid() == 0:
-                shutil.chown(self.datadir, "postgres", "postgres")
-            subprocess.run(as_pguser(["initdb", "-D", self.datadir, "-A", "trust",
-                                      "-U", self.user]),
-                           check=True, stdout=subprocess.DEVNULL)
-            with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
-                f.write("include_if_exists = 'active_pg_oltp.conf'\n")
+            pg_initdb(self.datadir, self.user, "active_pg_oltp.conf")
         self.start("with")
         if self.psql("SELECT count(*) FROM pg_database WHERE datname = 'oltp'",
                      "postgres") != "1":

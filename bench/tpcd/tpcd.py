@@ -42,7 +42,8 @@ import sys
 import time
 
 from tpcd_common import (FIELD_SEP, FLOAT_REL_TOL, HERE, MODES, PUSHDOWN_PROVIDERS, TABLES,
-                         PsqlSession, die, log, psql, run_interleaved, run_session)
+                         PsqlSession, as_pguser, die, log, pg_initdb, pg_stop, psql,
+                         run_interleaved, run_session)
 from tpcd_pgbench import PGBENCH_MIX, TPCB_CHECKS, pgbench_streams, tpcb_concurrent
 
 
@@ -76,13 +77,6 @@ PAPER = {
 
 # ---------------------------------------------------------------- cluster --
 
-def as_pguser(cmd):
-    """PostgreSQL refuses to run as root: server commands run as postgres."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--"] + cmd
-    return cmd
-
-
 class Cluster:
     """Either our own temporary cluster (initdb under /tmp) or a given DSN."""
 
@@ -115,11 +109,7 @@ class Cluster:
             self.stop()
         if not os.path.exists(os.path.join(self.datadir, "PG_VERSION")):
             log("initdb %s" % self.datadir)
-            os.makedirs(self.datadir, exist_ok=True)
-            if os.geteuid() == 0:
-                shutil.chown(self.datadir, "postgres", "postgres")
-            subprocess.run(as_pguser(["initdb", "-D", self.datadir, "-A", "trust", "-U", self.user]),
-                           check=True, stdout=subprocess.DEVNULL)
+            pg_initdb(self.datadir, self.user, "active_pg_tpcd.conf")
         conf = os.path.join(self.datadir, "active_pg_tpcd.conf")
         with open(conf, "w") as f:
             f.write("""port = %d
@@ -158,8 +148,7 @@ jit = off
         self.wait_disks()
 
     def stop(self):
-        subprocess.run(as_pguser(["pg_ctl", "-D", self.datadir, "-m", "fast", "-w", "stop"]),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pg_stop(self.datadir)
 
     def wait_disks(self):
         """The launcher starts the daemons after the postmaster: wait until all answer."""

@@ -4,6 +4,7 @@ sessions that time queries."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -46,6 +47,31 @@ T0 = time.time()
 
 def log(msg):
     print("[%7.1fs] %s" % (time.time() - T0, msg), flush=True)
+
+
+def as_pguser(cmd):
+    """PostgreSQL refuses to run as root: server commands run as postgres."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--"] + cmd
+    return cmd
+
+
+def pg_stop(datadir):
+    """Stop the cluster in datadir (fast), if it runs."""
+    subprocess.run(as_pguser(["pg_ctl", "-D", datadir, "-m", "fast", "-w", "stop"]),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def pg_initdb(datadir, user, include):
+    """initdb datadir (as postgres when run as root), its postgresql.conf
+    including the file include, which the caller writes."""
+    os.makedirs(datadir, exist_ok=True)
+    if os.geteuid() == 0:
+        shutil.chown(datadir, "postgres", "postgres")
+    subprocess.run(as_pguser(["initdb", "-D", datadir, "-A", "trust", "-U", user]),
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(datadir, "postgresql.conf"), "a") as f:
+        f.write("include_if_exists = '%s'\n" % include)
 
 
 def die(msg):

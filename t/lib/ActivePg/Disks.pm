@@ -7,7 +7,7 @@ use Exporter 'import';
 use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(active_node disk_pids wait_for_disks);
+our @EXPORT = qw(active_node disk_pids wait_for_disks wait_for_restart);
 
 # A new node that preloads active_pg, initialized but not started, with
 # $conf (postgresql.conf lines) appended.
@@ -53,6 +53,20 @@ sub wait_for_disks
 		usleep(100_000);
 	}
 	return @pids;
+}
+
+# Wait up to 10 s until $n daemons serve $node and $pid is not one of
+# them (the launcher replaced the daemon that had it); true if so.
+sub wait_for_restart
+{
+	my ($node, $n, $pid) = @_;
+	for (1 .. 100)
+	{
+		my @now = disk_pids($node);
+		return 1 if @now == $n && !grep { $_ == $pid } @now;
+		usleep(100_000);
+	}
+	return 0;
 }
 
 1;
