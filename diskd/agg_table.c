@@ -225,8 +225,16 @@ ap_agg_alloc_table(size_t bytes, bool zero)
 		return zero ? calloc(1, bytes) : malloc(bytes);
 	if (posix_memalign(&p, AGG_HUGE_PAGE, bytes) != 0)
 		return NULL;
-	/* advice only: a kernel without transparent huge pages keeps small ones */
-	(void) madvise(p, bytes, MADV_HUGEPAGE);
+	/*
+	 * Advice only: a kernel without transparent huge pages keeps small ones.
+	 * An arena's first huge page's worth stays on small pages, so that a
+	 * table of a few groups (a count, a rescanned subquery's aggregate)
+	 * touches a few small pages instead of having 2 MB zeroed every scan.
+	 */
+	if (zero)
+		(void) madvise(p, bytes, MADV_HUGEPAGE);
+	else if (bytes > AGG_HUGE_PAGE)
+		(void) madvise((char *) p + AGG_HUGE_PAGE, bytes - AGG_HUGE_PAGE, MADV_HUGEPAGE);
 	if (zero)
 		memset(p, 0, bytes);
 	return p;
