@@ -68,6 +68,7 @@
 #define READER_MEMLOCK_SHARE	16	/* register at most 1/16 of RLIMIT_MEMLOCK */
 
 #define READER_BUF_CACHE		4	/* idle buffer mappings kept for the next scans */
+#define READER_SYNC_PIECES		2	/* scans of at most this many pieces use pread */
 #define READER_WINDOW_START		2	/* pieces read ahead while reads complete at once */
 
 static size_t memlock_share_bytes(void);
@@ -599,9 +600,15 @@ ap_reader_open(const char *relpath, uint32_t nblocks, uint32_t ndisks,
 
 	/* Only as many buffers as we have pieces: small scans stay small. */
 	npieces = ap_reader_pieces(nblocks, ndisks, stripe_pages, disk_id);
-	r->sync = atomic_load(&reader_use_pread);
+	/*
+	 * A disk's share of one or two pieces is read with pread: setting a ring
+	 * up, registering its buffers and tearing it down cost more than two
+	 * reads, and a small table rescanned once per outer row of a correlated
+	 * subquery would pay that every time.
+	 */
+	r->sync = atomic_load(&reader_use_pread) || npieces <= READER_SYNC_PIECES;
 	if (r->sync)
-		queue_depth = 1;		/* one read at a time, when the caller asks */
+		queue_depth = 1;		/* one read at a time */
 	r->nslots = (uint32_t) (npieces < queue_depth ? npieces : queue_depth);
 	if (r->nslots == 0)
 		return r;				/* nothing of ours to read */
