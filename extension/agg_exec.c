@@ -427,6 +427,7 @@ ap_agg_fill(ApAggState *s)
 	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
 				   ApAggOnFrame, s, s->disk_stats, s->disk_stats_valid,
 				   &s->stats_ndisks, &s->host);
+	s->ds.flushed = &s->rel_flushed;
 	/* a cached plan in the distributed-device mode: the host aggregates */
 	if (!ApDiskScanPossible(snapshot) || active_pg_scan_mode == AP_SCAN_MODE_PAGES ||
 		!ApInitPlansAllowPushdown(ss->ss_currentRelation, snapshot, s->disk_quals,

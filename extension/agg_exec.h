@@ -89,6 +89,9 @@ typedef struct ApAggState
 	ApGroupState *plain;		/* nkeys == 0: the one group */
 	ApDiskScan	ds;
 
+	/* buffers flushed in this run of the plan, kept across rescans (ApDiskScan.flushed) */
+	bool		rel_flushed;
+
 	/* statistics for EXPLAIN ANALYZE, kept across rescans */
 	ActivePg__ScanStats *disk_stats;
 	bool	   *disk_stats_valid;

@@ -871,8 +871,19 @@ ap_count_connection(ApDiskScan *ds, const ApDiskConn *conn)
 bool
 ApDiskScanConnect(ApDiskScan *ds)
 {
-	/* everything committed before our snapshot must be in the files */
-	FlushRelationBuffers(ds->rel);
+	/*
+	 * Everything committed before our snapshot must be in the files.  A
+	 * rescan runs with the same snapshot, and what was written since is
+	 * invisible to it: once per run of the plan is enough (scanning every
+	 * shared buffer's tag per outer row of a correlated subquery was a fifth
+	 * of its time).
+	 */
+	if (ds->flushed == NULL || !*ds->flushed)
+	{
+		FlushRelationBuffers(ds->rel);
+		if (ds->flushed != NULL)
+			*ds->flushed = true;
+	}
 	ds->nblocks = RelationGetNumberOfBlocks(ds->rel);
 	if (ds->nblocks == 0)
 	{

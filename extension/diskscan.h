@@ -103,6 +103,9 @@ typedef struct ApDiskScan
 	/* optional, set by the caller after ApDiskScanInit */
 	ApDiskBlockFn on_block;		/* NULL: none */
 	ApDiskStatsFn on_stats;		/* NULL: none */
+	bool	   *flushed;		/* the node's: relation flushed in this run of
+								 * the plan (a rescan has the same snapshot);
+								 * NULL: flush every execution */
 
 	/* per execution */
 	ApConnSet  *conns;

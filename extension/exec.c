@@ -338,6 +338,7 @@ ap_ship(ApScanState *s)
 				   &s->stats_ndisks, &s->host);
 	s->ds.on_block = ap_on_block;
 	s->ds.on_stats = ap_on_stats;
+	s->ds.flushed = &s->rel_flushed;
 	if (s->pshared != NULL)
 		connected = ApDiskScanConnectParallel(&s->ds, &s->pshared->work);
 	else

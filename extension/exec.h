@@ -83,6 +83,8 @@ typedef struct ApScanState
 	TupleTableSlot *heap_slot;	/* host mode and fallback tuples */
 	ApParallelShared *pshared;	/* parallel-aware plan under Gather, else NULL */
 	bool		stats_reported;	/* a worker added its statistics to pshared */
+	bool		rel_flushed;	/* buffers flushed in this run of the plan, kept
+								 * across rescans (ApDiskScan.flushed) */
 
 	/* queued work */
 	List	   *batches;		/* of ApBatch *, FIFO */

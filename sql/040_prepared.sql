@@ -80,6 +80,14 @@ SELECT (jsonb_path_query_first(j, '$.**."Disk Connections Opened"'))::int <= 4 A
        (jsonb_path_query_first(j, '$.**."Disk Connections Opened"'))::int +
        (jsonb_path_query_first(j, '$.**."Disk Connections Reused"'))::int AS connections
 FROM e;
+-- rows this transaction wrote just before (in dirty buffers) are seen by
+-- the first execution and by every rescan, which flush only once
+BEGIN;
+UPDATE pr SET k = k + 1000 WHERE id % 10 = 0;
+SELECT o, (SELECT count(*) FROM pr WHERE pr.k = o) FROM generate_series(1000, 1045, 15) o;
+SET LOCAL active_pg.enable = off;
+SELECT o, (SELECT count(*) FROM pr WHERE pr.k = o) FROM generate_series(1000, 1045, 15) o;
+ROLLBACK;
 -- the session's next query starts from the kept connections too
 WITH e AS (SELECT explain_analyze_json('SELECT count(*) FROM pr WHERE k = 5') AS j)
 SELECT jsonb_path_query_first(j, '$.**."Disk Connections Opened"') AS opened,
