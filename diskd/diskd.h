@@ -256,7 +256,7 @@ int			ap_fixed_cmp(const ApFixed *a, const ApFixed *b);
 
 /* ---------- visibility: common/ap_visibility.h ---------- */
 
-/* ---------- vm.c ---------- */
+/* ---------- vm_compile.c ---------- */
 
 typedef enum ApTri
 {
@@ -266,7 +266,7 @@ typedef enum ApTri
 	AP_TRI_FALLBACK = 3			/* cannot evaluate exactly: host decides */
 } ApTri;
 
-typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
+typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm_compile.c) */
 
 /*
  * A necessary condition of a filter, read off its leading comparisons of an

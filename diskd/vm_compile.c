@@ -1,5 +1,5 @@
 /*
- * vm.c
+ * vm_compile.c
  *	  The expression VM, compilation: turn a protobuf Program into node trees.
  *
  * Rules of this file:

@@ -6,7 +6,7 @@
  *	  ap_operators[], ap_datetz_operators[], ap_functions[], date fields) and
  *	  their lookups live in shippable_tables.c.
  *
- * A clause is shipped to the disks only if the disk VM (diskd/vm.c) computes
+ * A clause is shipped to the disks only if the disk VM (diskd/vm_compile.c) computes
  * exactly what PostgreSQL would, for every input, including NULLs.  The
  * walker below is a whitelist: any node type, function, type or collation it
  * does not know makes the whole clause stay on the host.  The rules:
