@@ -1,6 +1,6 @@
 /*
  * agg.h
- *	  Partial aggregation at the disk (agg.c): the hash table a scan with
+ *	  Partial aggregation at the disk (agg_*.c): the hash table a scan with
  *	  Program.agg feeds instead of its row buffer.
  *
  * Use, from scan.c: ap_agg_compile once per request; for every visible tuple
@@ -15,7 +15,7 @@
 
 #include "diskd.h"
 
-typedef struct ApAgg ApAgg;		/* opaque (agg.c) */
+typedef struct ApAgg ApAgg;		/* opaque (agg_internal.h) */
 
 typedef enum ApAggResult
 {

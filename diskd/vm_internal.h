@@ -1,7 +1,7 @@
 /*
  * vm_internal.h
  *	  Shared definitions of the expression VM's files (vm_compile.c, vm_eval.c,
- *	  vm_num.c, vm_date.c, vm_str.c) and of its one typed client, agg.c.
+ *	  vm_num.c, vm_date.c, vm_str.c) and of its one typed client, the aggregation (agg_*.c).
  *
  * Rules of these files:
  *  - Every value-producing node evaluates to an ApVal: a type kind plus the
@@ -278,7 +278,7 @@ numeric_settle(ApVal *v)
 
 /* vm_eval.c */
 /*
- * The computed projections of one tuple as typed values, for agg.c, which
+ * The computed projections of one tuple as typed values, for the aggregation, which
  * aggregates them without a round trip through datums: out[i] has the kind
  * of expr_cols[i] and isnull[i] says SQL NULL.  Text and numeric payloads
  * point into the page, a constant or the arena (valid until the next call).

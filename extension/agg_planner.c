@@ -427,7 +427,7 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	in.merge_ops = nkeys + nspecs;
 	/* a partial group on the wire: row header, null bitmap, keys, states */
 	in.width_out = AP_ROW_HEADER_BYTES + (nkeys + nspecs + 7) / 8 + key_bytes + state_bytes;
-	/* and in a disk's hash table (diskd/agg.c: header, states, key, index) */
+	/* and in a disk's hash table (diskd/agg_table.c: header, states, key, index) */
 	in.disk_group_bytes = 32 + 32 * nspecs + key_bytes;
 	in.disk_mem_bytes = (double) active_pg_disk_agg_mem * 1024.0;
 	if (active_pg_disk_memory_mb > 0)
