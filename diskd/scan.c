@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "prefilter.h"
-#include "scan_internal.h"
+#include "scan_state.h"
 
 
 /* Record why the scan stops (first reason wins); always returns -1. */

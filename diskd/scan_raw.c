@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_internal.h"
+#include "scan_state.h"
 
 /* Ship the buffered raw pages as one PageBatch. */
 int

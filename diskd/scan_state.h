@@ -3,8 +3,8 @@
  *	  What scan.c (running a scan) and scan_setup.c (checking a request and
  *	  preparing its scan) share: the per-scan state and its limits.
  */
-#ifndef DISKD_SCAN_INTERNAL_H
-#define DISKD_SCAN_INTERNAL_H
+#ifndef DISKD_SCAN_STATE_H
+#define DISKD_SCAN_STATE_H
 
 #include <stdint.h>
 
@@ -167,4 +167,4 @@ int			scan_check_request(Scan *s);
  */
 int			scan_prepare(Scan *s);
 
-#endif							/* DISKD_SCAN_INTERNAL_H */
+#endif							/* DISKD_SCAN_STATE_H */
