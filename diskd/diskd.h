@@ -463,12 +463,23 @@ bool		ap_conn_cancel_requested(ApConn *c);
 /* Send Error{code, formatted message}; 0 or -errno. */
 int			ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
-/* Serve one accepted socket until it closes (handshake, requests); closes fd. */
-void		ap_conn_serve(int fd);
+/*
+ * Take an accepted socket and run the handshake; NULL (fd closed) if out of
+ * memory or the client failed it.  ap_conn_close closes and frees.
+ */
+ApConn	   *ap_conn_open(int fd);
+void		ap_conn_close(ApConn *c);
+/* No more frames: an error was sent or the peer is gone. */
+bool		ap_conn_broken(const ApConn *c);
+/* Report a protocol violation once (Error frame, log), break; returns rc. */
+int			ap_conn_fail(ApConn *c, uint32_t code, int rc, const char *message);
 /* Shut the connection down in both directions (a test's failpoint). */
 void		ap_conn_shutdown(ApConn *c);
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
 void		ap_conn_reject(int fd, uint32_t code, const char *message);
+
+/* Serve one accepted socket until it closes (session.c); closes fd. */
+void		ap_session_serve(int fd);
 
 /* Daemon-wide configuration (process.c; filled by main.c before any thread). */
 typedef struct ApConfig
