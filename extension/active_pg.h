@@ -152,9 +152,13 @@ void		ApStatsCountRestart(int disk);
 
 /* ---------- launcher.c ---------- */
 void		ApLauncherRegister(void);
-/* Was the launcher registered (library in shared_preload_libraries)? */
+/*
+ * Was the launcher registered (library in shared_preload_libraries)?  The
+ * launcher says so at registration (diskaddr.c keeps the flag).
+ */
 bool		ApLauncherRegistered(void);
-/* Socket path (relative to the data directory) of the launcher's disk i. */
+void		ApLauncherSetRegistered(void);
+/* Socket path (relative to the data directory) of the launcher's disk i (diskaddr.c). */
 void		ApDiskSocketPath(int disk, char *buf, size_t buflen);
 #define AP_SOCKET_DIR				"active_pg"
 /* the disk daemon's name in PostgreSQL's bin directory (Makefile installs it) */

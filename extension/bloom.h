@@ -94,7 +94,7 @@ List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_key
 double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 							   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes);
 
-/* ---------- bloom_exec.c: sizing, shared with the planner and EXPLAIN ---------- */
+/* ---------- bloom_filter.c: sizing, shared with the planner and EXPLAIN ---------- */
 
 /*
  * Size (*len bytes) and k of a filter for nkeys distinct keys: fixed_bytes
@@ -223,7 +223,7 @@ void		ApBloomRescan(ApBloomState *bs, PlanState *parent);
 /* End the child plans. */
 void		ApBloomEnd(ApBloomState *bs);
 
-/* Add one key column's value, of ApTypeKind kind, to a running hash. */
+/* Add one key column's value, of ApTypeKind kind, to a running hash (bloom_filter.c). */
 void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);
 
 /* ---------- bloom_share.c ---------- */
@@ -286,7 +286,7 @@ void		ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
  * the children through the filters, not custom_ps.
  */
 List	   *ApBloomExplainChildren(ApBloomState *bs, ExplainState *es);
-/* Did this plan node run?  (ANALYZE; false without instrumentation.) */
+/* Did this plan node run?  (ANALYZE; false without instrumentation; bloom_share.c.) */
 bool		ApPlanStateRan(PlanState *ps);
 
 #endif							/* AP_BLOOM_EXT_H */

@@ -246,16 +246,6 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 	appendStringInfoChar(es->str, '\n');
 }
 
-/* Did this plan node run (ANALYZE)?  Ends its loop as ExplainNode would. */
-bool
-ApPlanStateRan(PlanState *ps)
-{
-	if (ps == NULL || ps->instrument == NULL)
-		return false;
-	InstrEndLoop(ps->instrument);
-	return ps->instrument->nloops > 0;
-}
-
 /* The scan's child plans EXPLAIN prints (see bloom.h). */
 List *
 ApBloomExplainChildren(ApBloomState *bs, ExplainState *es)

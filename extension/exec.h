@@ -114,7 +114,7 @@ typedef struct ApScanState
 /* explain.c */
 /* ExplainCustomScan callback of ActiveScan. */
 void		ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es);
-/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
+/* explain_text.c: bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
 char	   *ApFormatBytes(double bytes);
 /* Start a text-format line "label: " at the current indentation. */
 void		ApExplainTextLine(ExplainState *es, const char *label);

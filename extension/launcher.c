@@ -74,7 +74,6 @@ typedef struct ApDiskChild
 	int			strikes;		/* probes in a row it did not answer */
 } ApDiskChild;
 
-static bool ap_launcher_registered = false;
 static volatile sig_atomic_t ap_got_sigterm = false;
 static ApDiskChild ap_children[AP_NDISKS_MAX];
 static int	ap_nchildren = 0;
@@ -87,20 +86,6 @@ static int	ap_started_memory_mb = 0;
 static char *ap_started_secret = NULL;
 
 static void ap_remember_secret(void);
-
-/* Socket path of the launcher's disk i, relative to the data directory. */
-void
-ApDiskSocketPath(int disk, char *buf, size_t buflen)
-{
-	snprintf(buf, buflen, "%s/disk%d.sock", AP_SOCKET_DIR, disk);
-}
-
-/* Was the launcher registered in this server (library preloaded)? */
-bool
-ApLauncherRegistered(void)
-{
-	return ap_launcher_registered;
-}
 
 /* Register the launcher; only possible while shared_preload_libraries loads. */
 void
@@ -119,7 +104,7 @@ ApLauncherRegister(void)
 	worker.bgw_main_arg = (Datum) 0;
 	worker.bgw_notify_pid = 0;
 	RegisterBackgroundWorker(&worker);
-	ap_launcher_registered = true;
+	ApLauncherSetRegistered();
 }
 
 /* SIGTERM: stop the disks and exit at the next loop iteration. */
