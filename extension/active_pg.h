@@ -28,16 +28,7 @@
 
 #define AP_SCAN_NAME				"ActiveScan"
 
-/* ---------- GUCs (guc.c) ---------- */
-#define AP_NDISKS_DEFAULT			4
-#define AP_STRIPE_PAGES_DEFAULT		32
-#define AP_BATCH_KB_DEFAULT			256
-#define AP_BATCH_KB_MIN				8
-#define AP_BATCH_KB_MAX				8192
-#define AP_QUEUE_DEPTH_DEFAULT		32
-#define AP_CONNECT_TIMEOUT_MS_DEFAULT 5000
-#define AP_DISK_CPU_RATIO_DEFAULT	1.0
-#define AP_ENABLE_PARALLEL_DEFAULT	true
+/* ---------- GUCs (guc.c: the table of every setting, its bounds and default) ---------- */
 
 extern bool active_pg_enable;			/* active_pg.enable */
 extern bool active_pg_force;			/* active_pg.force_pushdown: testing switch */
@@ -59,6 +50,11 @@ extern int	active_pg_scan_mode;		/* active_pg.scan_mode: AP_SCAN_MODE_* */
 extern int	active_pg_host_cores;		/* active_pg.host_cores (0 = sysconf) */
 
 void		ApGucInit(void);
+/* The launcher's options for a daemon from the settings table (guc.c). */
+#define AP_DAEMON_ARG_BYTES			32
+#define AP_DAEMON_SETTINGS_MAX		8
+int			ApDaemonSettingArgs(char **argv, int argc, char (*bufs)[AP_DAEMON_ARG_BYTES],
+								int nbufs);
 
 /* ---------- shippable.c ---------- */
 

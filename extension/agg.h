@@ -31,10 +31,7 @@
 
 #define AP_AGG_NAME					"ActiveAgg"
 
-/* active_pg.disk_agg_mem (kB): the disks' hash table budget per scan */
-#define AP_DISK_AGG_MEM_DEFAULT		(64 * 1024)
-#define AP_DISK_AGG_MEM_MIN			64
-#define AP_DISK_AGG_MEM_MAX			(1024 * 1024)
+/* active_pg.disk_agg_mem (kB): the disks' hash table budget per scan (guc.c) */
 extern int	active_pg_disk_agg_mem;
 extern bool active_pg_enable_agg;		/* active_pg.enable_agg */
 

@@ -79,8 +79,6 @@ typedef enum ApAggPathIndex
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
-int			active_pg_disk_agg_mem = AP_DISK_AGG_MEM_DEFAULT;
-bool		active_pg_enable_agg = true;
 
 static Plan *ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							  CustomPath *best_path, List *tlist,

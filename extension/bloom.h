@@ -23,16 +23,7 @@
 
 #include "ap_bloom.h"
 
-/* ---------- GUCs (guc.c) ---------- */
-#define AP_ENABLE_BLOOM_DEFAULT		true
-#define AP_FORCE_BLOOM_DEFAULT		false
-#define AP_BLOOM_MAX_BYTES_DEFAULT	(1024 * 1024)
-#define AP_BLOOM_MAX_BYTES_MIN		AP_BLOOM_BLOCK_BYTES
-#define AP_BLOOM_MAX_BYTES_MAX		((int) AP_BLOOM_BYTES_MAX)
-
-/* active_pg.bloom_bytes: 0 (sized from the keys) or a size ap_bloom_len_valid takes */
-#define AP_BLOOM_BYTES_DEFAULT		0
-#define AP_BLOOM_BYTES_GUC_MAX		((int) AP_BLOOM_BYTES_MAX)
+/* ---------- GUCs (guc.c: bounds and defaults in its settings table) ---------- */
 
 extern bool active_pg_enable_bloom;		/* active_pg.enable_bloom */
 extern bool active_pg_force_bloom;		/* active_pg.force_bloom: testing switch */
