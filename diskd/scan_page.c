@@ -351,7 +351,164 @@ prefilter_rejects(Scan *s, const unsigned char *tup, uint32_t len, const ApTuple
 	return rejects;
 }
 
-/* Visibility, decoding, filter and projection of one page. */
+/*
+ * What becomes of one tuple after a step of the page loop: on to the next
+ * step, dropped (invisible, or rejected by a filter), or handed to the host
+ * because the disk cannot decide it exactly.
+ */
+typedef enum TupleStep
+{
+	STEP_GO,
+	STEP_DROP,
+	STEP_FALLBACK
+} TupleStep;
+
+/*
+ * Is the tuple at off visible to the scan's snapshot?  On a PD_ALL_VISIBLE
+ * page every tuple is visible to every snapshot still running, so only its
+ * header is read; otherwise decide_page_visibility (or bloom_page_verdicts)
+ * has read the header and decided already.  *hdr points at the header.
+ */
+static inline TupleStep
+tuple_visibility(Scan *s, const unsigned char *tup, uint32_t len, int off, bool all_visible,
+				 bool batched, ApTupleHeader *hdrbuf, const ApTupleHeader **hdr)
+{
+	int			v;
+
+	if (all_visible && !batched)
+	{
+		*hdr = hdrbuf;
+		v = (tup == NULL || ap_tuple_header(tup, len, hdrbuf) != AP_OK) ?
+			SCAN_VIS_BAD_HEADER : AP_VIS_VISIBLE;
+	}
+	else
+	{
+		*hdr = &s->hdrs[off];
+		v = s->vis[off];
+	}
+	if (v == AP_VIS_INVISIBLE)
+		return STEP_DROP;
+	/* a header that cannot be read, or visibility left undecided */
+	if (v != AP_VIS_VISIBLE)
+		return STEP_FALLBACK;
+	return STEP_GO;
+}
+
+/*
+ * The join's Bloom filters, first of all the filters: most rows of a
+ * selective join end here.  first is the page's verdict of the first
+ * filter, read with the page when its keys sit at fixed offsets.
+ */
+static inline TupleStep
+bloom_step(Scan *s, const unsigned char *tup, uint32_t len, const ApTupleHeader *hdr,
+		   uint8_t first)
+{
+	bool		passes;
+
+	if (first == AP_BLOOM_DROPS)
+	{
+		s->stats.bloom_tested++;
+		s->stats.bloom_dropped++;
+		ap_bloom_count_first(&s->blooms, false);
+		/* EXPLAIN ANALYZE: whether it alone drops the tuple needs every key */
+		if (s->blooms.measure &&
+			ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
+							s->values) == AP_OK)
+			measure_bloom_drop(s, tup, len, hdr);
+		return STEP_DROP;
+	}
+	if (ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
+						s->values) != AP_OK)
+		return STEP_FALLBACK;
+	s->stats.bloom_tested++;
+	if (first == AP_BLOOM_PASSES)
+	{
+		/* the page's verdict: only the other filters are left */
+		ap_bloom_count_first(&s->blooms, true);
+		passes = ap_bloom_pass_rest(&s->blooms, s->values);
+	}
+	else
+		passes = ap_bloom_pass(&s->blooms, s->values);
+	if (!passes)
+	{
+		s->stats.bloom_dropped++;
+		if (s->blooms.measure)
+			measure_bloom_drop(s, tup, len, hdr);
+		return STEP_DROP;
+	}
+	return STEP_GO;
+}
+
+/*
+ * The request's filter: the prefilter's range checks first (most rows of a
+ * selective filter end there, before the rest of the tuple is decoded),
+ * then the program's filter over the columns it reads.
+ */
+static inline TupleStep
+filter_step(Scan *s, const unsigned char *tup, uint32_t len, const ApTupleHeader *hdr)
+{
+	int			decoded = s->blooms.nfilters > 0 ? s->blooms.max_attno : 0;
+	ApTri		pass;
+
+	if (s->pre != NULL && prefilter_rejects(s, tup, len, hdr))
+	{
+		s->stats.tuples_filtered++;
+		return STEP_DROP;
+	}
+	if (s->prog.max_attno > decoded &&
+		ap_tuple_deform_more(&s->desc, tup, len, hdr, decoded,
+							 s->prog.max_attno, s->values) != AP_OK)
+		return STEP_FALLBACK;
+	pass = s->prog.filter ? ap_program_filter(&s->prog, s->values) : AP_TRUE;
+	if (pass == AP_TRI_FALLBACK)
+		return STEP_FALLBACK;
+	if (pass != AP_TRUE)
+	{
+		s->stats.tuples_filtered++;
+		return STEP_DROP;
+	}
+	return STEP_GO;
+}
+
+/*
+ * A tuple that passed every filter: into the aggregation's batch, into the
+ * aggregation, or projected into the row buffer (shipped when full).
+ * 0 or -1 with the error set.
+ */
+static int
+deliver_tuple(Scan *s, uint32_t blkno, int off)
+{
+	if (s->nbatch_max > 0)
+	{
+		/* keep the values (they point into the page); decode the next into a new slot */
+		s->batch_rows[s->nbatch] = s->values;
+		s->batch_offs[s->nbatch++] = off;
+		s->values = s->value_slots + (size_t) s->nbatch * s->nvalues;
+		if (s->nbatch == s->nbatch_max && aggregate_batch(s, blkno) < 0)
+			return -1;
+		return 0;
+	}
+	if (s->agg != NULL)
+		return aggregate_tuple(s, blkno, off, -1, s->values) < 0 ? -1 : 0;
+	/* a computed projection that cannot be reproduced sends the tuple home */
+	if (s->prog.nexprs > 0 &&
+		ap_program_project(&s->prog, s->values, s->evals) != AP_OK)
+		return scan_fallback_tid(s, blkno, off) < 0 ? -1 : 0;
+	s->stats.tuples_passed++;
+	if (ap_rowbuf_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
+							   s->values, s->prog.expr_cols, s->prog.nexprs,
+							   s->evals, (int64_t) AP_TID_PACK(blkno, off)) < 0)
+		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
+	if (s->rows.len >= s->batch_bytes && scan_flush_rows(s, blkno, (uint32_t) off + 1) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Visibility, decoding, filter and projection of one page.  A page that
+ * fails its checks goes to the host whole; each tuple passes the steps
+ * above in turn, the cheapest and most selective first.
+ */
 int
 scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 {
@@ -386,143 +543,32 @@ scan_page(Scan *s, const unsigned char *page, uint32_t blkno)
 		const ApTupleHeader *hdr;
 		unsigned	flags;
 		uint32_t	len;
-		ApTri		pass;
-		int			v;
+		TupleStep	step;
 
 		prefetch_tuple(page, off + SCAN_PREFETCH_AHEAD, nitems);
 		tup = page_tuple(page, off, &flags, &len);
 		if (flags != AP_LP_NORMAL)
 			continue;
 		s->stats.tuples_seen++;
-		/* PD_ALL_VISIBLE: every tuple is visible to every snapshot still running */
-		if (all_visible && !batched)
+		step = tuple_visibility(s, tup, len, off, all_visible, batched, &hdrbuf, &hdr);
+		if (step == STEP_GO)
 		{
-			hdr = &hdrbuf;
-			v = (tup == NULL || ap_tuple_header(tup, len, &hdrbuf) != AP_OK) ?
-				SCAN_VIS_BAD_HEADER : AP_VIS_VISIBLE;
+			s->stats.tuples_visible++;
+			if (s->blooms.nfilters > 0)
+				step = bloom_step(s, tup, len, hdr,
+								  batched ? s->bloom_first[off] : AP_BLOOM_UNKNOWN);
 		}
-		else
-		{
-			/* decide_page_visibility or bloom_page_verdicts read this header already */
-			hdr = &s->hdrs[off];
-			v = s->vis[off];
-		}
-		if (v == SCAN_VIS_BAD_HEADER)
+		if (step == STEP_GO)
+			step = filter_step(s, tup, len, hdr);
+		if (step == STEP_FALLBACK)
 		{
 			if (scan_fallback_tid(s, blkno, off) < 0)
 				return -1;
 			continue;
 		}
-		if (v == AP_VIS_INVISIBLE)
+		if (step == STEP_DROP)
 			continue;
-		if (v != AP_VIS_VISIBLE)
-		{
-			if (scan_fallback_tid(s, blkno, off) < 0)
-				return -1;
-			continue;
-		}
-		s->stats.tuples_visible++;
-
-		/* the join's filter first: most rows of a selective join end here */
-		if (s->blooms.nfilters > 0)
-		{
-			uint8_t		first = batched ? s->bloom_first[off] : AP_BLOOM_UNKNOWN;
-			bool		passes;
-
-			/* decided with the page: its keys decode at their fixed offsets */
-			if (first == AP_BLOOM_DROPS)
-			{
-				s->stats.bloom_tested++;
-				s->stats.bloom_dropped++;
-				ap_bloom_count_first(&s->blooms, false);
-				/* EXPLAIN ANALYZE: whether it alone drops the tuple needs every key */
-				if (s->blooms.measure &&
-					ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
-									s->values) == AP_OK)
-					measure_bloom_drop(s, tup, len, hdr);
-				continue;
-			}
-			if (ap_tuple_deform(&s->desc, tup, len, hdr, s->blooms.max_attno,
-								s->values) != AP_OK)
-			{
-				if (scan_fallback_tid(s, blkno, off) < 0)
-					return -1;
-				continue;
-			}
-			s->stats.bloom_tested++;
-			if (first == AP_BLOOM_PASSES)
-			{
-				/* the page's verdict: only the other filters are left */
-				ap_bloom_count_first(&s->blooms, true);
-				passes = ap_bloom_pass_rest(&s->blooms, s->values);
-			}
-			else
-				passes = ap_bloom_pass(&s->blooms, s->values);
-			if (!passes)
-			{
-				s->stats.bloom_dropped++;
-				if (s->blooms.measure)
-					measure_bloom_drop(s, tup, len, hdr);
-				continue;
-			}
-		}
-		/* most rows of a selective filter end at its range checks */
-		if (s->pre != NULL && prefilter_rejects(s, tup, len, hdr))
-		{
-			s->stats.tuples_filtered++;
-			continue;
-		}
-		if (s->prog.max_attno > (s->blooms.nfilters > 0 ? s->blooms.max_attno : 0) &&
-			ap_tuple_deform_more(&s->desc, tup, len, hdr,
-								 s->blooms.nfilters > 0 ? s->blooms.max_attno : 0,
-								 s->prog.max_attno, s->values) != AP_OK)
-		{
-			if (scan_fallback_tid(s, blkno, off) < 0)
-				return -1;
-			continue;
-		}
-		pass = s->prog.filter ? ap_program_filter(&s->prog, s->values) : AP_TRUE;
-		if (pass == AP_TRI_FALLBACK)
-		{
-			if (scan_fallback_tid(s, blkno, off) < 0)
-				return -1;
-			continue;
-		}
-		if (pass != AP_TRUE)
-		{
-			s->stats.tuples_filtered++;
-			continue;
-		}
-		if (s->nbatch_max > 0)
-		{
-			/* keep the values (they point into the page); decode the next into a new slot */
-			s->batch_rows[s->nbatch] = s->values;
-			s->batch_offs[s->nbatch++] = off;
-			s->values = s->value_slots + (size_t) s->nbatch * s->nvalues;
-			if (s->nbatch == s->nbatch_max && aggregate_batch(s, blkno) < 0)
-				return -1;
-			continue;
-		}
-		if (s->agg != NULL)
-		{
-			if (aggregate_tuple(s, blkno, off, -1, s->values) < 0)
-				return -1;
-			continue;
-		}
-		/* a computed projection that cannot be reproduced sends the tuple home */
-		if (s->prog.nexprs > 0 &&
-			ap_program_project(&s->prog, s->values, s->evals) != AP_OK)
-		{
-			if (scan_fallback_tid(s, blkno, off) < 0)
-				return -1;
-			continue;
-		}
-		s->stats.tuples_passed++;
-		if (ap_rowbuf_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
-								   s->values, s->prog.expr_cols, s->prog.nexprs,
-								   s->evals, (int64_t) AP_TID_PACK(blkno, off)) < 0)
-			return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");
-		if (s->rows.len >= s->batch_bytes && scan_flush_rows(s, blkno, (uint32_t) off + 1) < 0)
+		if (deliver_tuple(s, blkno, off) < 0)
 			return -1;
 	}
 	return aggregate_batch(s, blkno);
