@@ -14,7 +14,7 @@
 #include "miscadmin.h"
 
 #include "active_pg.h"
-#include "agg.h"
+#include "activeagg.h"
 #include "bloom.h"
 
 PG_MODULE_MAGIC;

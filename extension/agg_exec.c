@@ -53,7 +53,7 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#include "agg.h"
+#include "activeagg.h"
 #include "exec.h"
 #include "model.h"
 

@@ -13,7 +13,7 @@
 #include "nodes/execnodes.h"
 #include "fmgr.h"
 
-#include "agg.h"
+#include "activeagg.h"
 #include "exec.h"
 
 /* One AggSpec shipped to the disks and merged on the host. */

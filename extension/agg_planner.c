@@ -55,7 +55,7 @@
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
-#include "agg.h"
+#include "activeagg.h"
 #include "client.h"
 #include "model.h"
 #include "shippable.h"

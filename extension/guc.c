@@ -23,7 +23,7 @@
 #include "utils/guc.h"
 
 #include "active_pg.h"
-#include "agg.h"
+#include "activeagg.h"
 #include "bloom.h"
 #include "client.h"
 #include "model.h"
