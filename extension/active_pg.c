@@ -15,7 +15,7 @@
 
 #include "active_pg.h"
 #include "activeagg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 PG_MODULE_MAGIC;
 

@@ -35,7 +35,7 @@
 #include "utils/memutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* Room for hashes allocated at first; grows by doubling up to work_mem. */
 #define AP_BLOOM_HASHES_INITIAL		1024

@@ -23,7 +23,7 @@
 #include "executor/instrument.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* "1 MB", "13.5 kB", "64 B". */
 static char *

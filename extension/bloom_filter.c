@@ -13,7 +13,7 @@
 #include "fmgr.h"
 #include "utils/date.h"
 
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* Add one key column's value to the hash, as the disks hash it (see bloom.h). */
 void

@@ -29,7 +29,7 @@
 #include "utils/selfuncs.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "shippable.h"
 
 /* Key families: which kinds may meet under which comparison. */

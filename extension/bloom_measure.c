@@ -32,7 +32,7 @@
 #include "utils/memutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 #define AP_BLOOM_EXACT_INITIAL		1024
 

@@ -93,7 +93,7 @@
 #include "utils/selfuncs.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "client.h"
 #include "model.h"
 #include "shippable.h"

@@ -54,7 +54,7 @@
 #include "utils/tuplestore.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* Did this plan node run (ANALYZE)?  Ends its loop as ExplainNode would. */
 bool

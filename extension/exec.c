@@ -65,7 +65,7 @@
 #include "utils/tuplestore.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "exec.h"
 #include "model.h"
 

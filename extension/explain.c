@@ -25,7 +25,7 @@
 #include "utils/ruleutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "exec.h"
 #include "model.h"
 

@@ -24,7 +24,7 @@
 
 #include "active_pg.h"
 #include "activeagg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "client.h"
 #include "model.h"
 
