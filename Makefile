@@ -20,7 +20,7 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/shippable_tables.o extension/shippable_quals.o \
 	extension/planner.o extension/encode.o extension/client.o \
 	extension/diskaddr.o \
-	extension/exec.o extension/explain.o extension/explain_text.o extension/launcher.o \
+	extension/activescan.o extension/explain.o extension/explain_text.o extension/launcher.o \
 	extension/bloom_planner.o extension/bloom_keys.o extension/bloom_filter.o extension/bloom_exec.o extension/bloom_share.o \
 	extension/bloom_measure.o extension/bloom_explain.o \
 	extension/diskscan.o extension/agg_planner.o extension/agg_exec.o extension/agg_merge.o \

@@ -54,7 +54,7 @@
 #include "utils/syscache.h"
 
 #include "activeagg.h"
-#include "exec.h"
+#include "activescan.h"
 #include "model.h"
 
 /* Poll the disks (non-blocking) every this many host-aggregated tuples. */

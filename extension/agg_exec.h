@@ -14,7 +14,7 @@
 #include "fmgr.h"
 
 #include "activeagg.h"
-#include "exec.h"
+#include "activescan.h"
 
 /* One AggSpec shipped to the disks and merged on the host. */
 typedef struct ApAggSpec

@@ -26,7 +26,7 @@
 
 #include "active_pg.h"
 #include "bloomjoin.h"
-#include "exec.h"
+#include "activescan.h"
 #include "model.h"
 
 /* Expressions deparsed in the plan's context, as EXPLAIN shows a scan's. */

@@ -10,7 +10,7 @@
 
 #include "commands/explain.h"
 
-#include "exec.h"
+#include "activescan.h"
 
 /* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
 char *

@@ -100,7 +100,7 @@
 
 #include "active_pg.h"
 #include "ap_stripe.h"
-#include "exec.h"
+#include "activescan.h"
 #include "model.h"
 
 /*

@@ -41,7 +41,7 @@
 #include "utils/rel.h"
 
 #include "active_pg.h"
-#include "exec.h"
+#include "activescan.h"
 
 /* Layout: the state, host mode's heap scan descriptor, one statistics slot per worker. */
 static Size

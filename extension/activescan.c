@@ -66,7 +66,7 @@
 
 #include "active_pg.h"
 #include "bloomjoin.h"
-#include "exec.h"
+#include "activescan.h"
 #include "model.h"
 
 /* Stop reading sockets while this much row data waits to be decoded. */
