@@ -7,8 +7,10 @@
  * ../common/), the expression VM (vm*.c, prefilter.c), Bloom filters and
  * partial aggregation (bloom.c, agg*.c), the row encoder (rowenc.c), then
  * the server: the io_uring reader (ioring.c), the emulation throttles
- * (throttle.c), one scan (scan*.c), one connection (conn.c), counters
- * (stats.c), the process's configuration and log (process.c) and main.c.
+ * (throttle.c), one connection (conn.c), one scan (scan*.c), the session
+ * that runs a client's requests (session.c), counters (counters.c), the
+ * process's configuration and log (process.c) and main.c.  Each file calls
+ * only into its own layer and those below it.
  * docs/ARCHITECTURE.md has the map of every file.
  *
  * Pure layers (page .. rowenc) never allocate per tuple, never block, never
@@ -443,14 +445,14 @@ uint64_t	ap_media_throttle_us(uint64_t bytes);
 uint64_t	ap_cpu_throttle_us(uint64_t cpu_ns);
 bool		ap_cpu_throttle_on(void);
 
-/* ---------- stats.c ---------- */
+/* ---------- counters.c ---------- */
 
 void		ap_stats_start(void);
 /* Add a finished scan's statistics to the daemon's counters. */
 void		ap_stats_add_scan(const ActivePg__ScanStats *st);
 void		ap_stats_fill(ActivePg__StatsReply *r);
 
-/* ---------- scan.c / conn.c ---------- */
+/* ---------- the connection (conn.c), the scan (scan.c), the session (session.c) ---------- */
 
 typedef struct ApConn ApConn;	/* one client connection (conn.c) */
 

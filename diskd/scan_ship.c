@@ -49,7 +49,7 @@ scan_waited_since(uint64_t t0, uint64_t cpu0_ns)
 	return wall > cpu ? wall - cpu : 0;
 }
 
-/* Send one frame (see scan_internal.h). */
+/* Send one frame (see scan_state.h). */
 int
 scan_send(Scan *s, const ActivePg__Frame *frame)
 {

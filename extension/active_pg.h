@@ -4,7 +4,7 @@
  *
  * The planner side (planner.c, shippable*.c, agg_planner.c,
  * bloom_planner.c, model.c) decides what runs at the disks; the executor
- * side (exec.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
+ * side (activescan.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
  * diskscan.c for the conversation with the disks, client.c for the
  * transport) runs it; launcher.c runs the daemons.  docs/ARCHITECTURE.md
  * has the map of every file.
@@ -94,7 +94,7 @@ typedef enum ApScanPrivateIndex
 	AP_PRIV_PROJECT = 0,		/* IntList: attribute numbers the disks ship */
 	AP_PRIV_DISK_QUALS,			/* IntList: positions of the disk quals in custom_exprs */
 	AP_PRIV_NEXPRS,				/* Integer: computed entries of custom_scan_tlist */
-	AP_PRIV_BLOOMS,				/* List: Bloom filters the scan carries (bloom.h), or NIL */
+	AP_PRIV_BLOOMS,				/* List: Bloom filters the scan carries (bloomjoin.h), or NIL */
 	AP_PRIV_MODEL,				/* List of Float: the cost model's prediction (model.h) */
 	AP_PRIV_COUNT
 } ApScanPrivateIndex;
@@ -129,7 +129,7 @@ bool		ApExprNeedsExpressions(const ActivePg__Expr *e);
 /* Columns of the relation's descriptor. */
 ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
 
-/* ---------- exec.c ---------- */
+/* ---------- activescan.c ---------- */
 Node	   *ApCreateScanState(CustomScan *cscan);
 void		ApExecInit(void);
 

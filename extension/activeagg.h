@@ -1,5 +1,5 @@
 /*
- * agg.h
+ * activeagg.h
  *	  ActiveAgg: aggregation at the disks.
  *
  * Files:

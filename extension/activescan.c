@@ -1,5 +1,5 @@
 /*
- * exec.c
+ * activescan.c
  *	  Executor of ActiveScan: ship the scan to the disks, multiplex their
  *	  streams, answer their questions and finish their leftovers.
  *

@@ -1,10 +1,10 @@
 /*
- * exec.h
+ * activescan.h
  *	  Executor-side declarations of active_pg: the ActiveScan scan state
- *	  (exec.c), its distributed-device mode (pages.c) and the EXPLAIN output
+ *	  (activescan.c), its distributed-device mode (pages.c) and the EXPLAIN output
  *	  of the executor nodes (explain.c).
  *
- * Rules of this file: only executor files (exec.c, pages.c, explain.c,
+ * Rules of this file: only executor files (activescan.c, pages.c, explain.c,
  * agg_exec.c) include it; connections are client.h, one scan's
  * conversation with the disks is diskscan.h, and the shared interface of
  * the extension stays in active_pg.h.
@@ -20,7 +20,7 @@
 #include "access/tableam.h"
 #include "commands/explain.h"
 
-/* ---------- ActiveScan state (exec.c, explain.c) ---------- */
+/* ---------- ActiveScan state (activescan.c, explain.c) ---------- */
 
 /* A RowBatch waiting to be decoded. */
 typedef struct ApBatch
@@ -139,7 +139,7 @@ void		ApExplainDiskRemoved(PlanState *ps, List *disk_quals,
 /* ANALYZE text line "Host Mode:", if any execution ran on the host. */
 void		ApExplainTextHostMode(const ApHostStats *h, ExplainState *es);
 
-/* exec.c, for pages.c */
+/* activescan.c, for pages.c */
 /* Quals and projection of the heap tuple in slot into the scan slot; false if rejected. */
 bool		ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap);
 

@@ -624,7 +624,7 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	}
 }
 
-/* Params the expressions use (finalize_plan must see them: see agg.h). */
+/* Params the expressions use (finalize_plan must see them: see activeagg.h). */
 static bool
 ap_collect_params(Node *node, List **params)
 {

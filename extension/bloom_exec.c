@@ -49,7 +49,7 @@ typedef struct ApBloomHashes
 	int64		limit;			/* work_mem worth of hashes */
 } ApBloomHashes;
 
-/* Set up the filters and their child plans (see bloom.h). */
+/* Set up the filters and their child plans (see bloomjoin.h). */
 ApBloomState *
 ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 {
@@ -350,7 +350,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	f->built = true;
 }
 
-/* Build the filters not built yet (see bloom.h). */
+/* Build the filters not built yet (see bloomjoin.h). */
 bool
 ApBloomBuild(ApBloomState *bs)
 {
@@ -374,7 +374,7 @@ ApBloomBuild(ApBloomState *bs)
 	return !any_empty;
 }
 
-/* Program.blooms of the built filters (see bloom.h). */
+/* Program.blooms of the built filters (see bloomjoin.h). */
 void
 ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 {
@@ -412,7 +412,7 @@ ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 	}
 }
 
-/* Rescan (see bloom.h). */
+/* Rescan (see bloomjoin.h). */
 void
 ApBloomRescan(ApBloomState *bs, PlanState *parent)
 {
@@ -428,7 +428,7 @@ ApBloomRescan(ApBloomState *bs, PlanState *parent)
 	}
 }
 
-/* End the child plans (see bloom.h). */
+/* End the child plans (see bloomjoin.h). */
 void
 ApBloomEnd(ApBloomState *bs)
 {

@@ -143,7 +143,7 @@ ap_bloom_explain_rows_structured(const ApBloomFilterState *f, int ndisks, Explai
 	ExplainCloseGroup("Bloom Filter Disks", "Bloom Filter Disks", false, es);
 }
 
-/* EXPLAIN of the filters (see bloom.h). */
+/* EXPLAIN of the filters (see bloomjoin.h). */
 void
 ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 			   const bool *valid, int ndisks, ExplainState *es)
@@ -246,7 +246,7 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 	appendStringInfoChar(es->str, '\n');
 }
 
-/* The scan's child plans EXPLAIN prints (see bloom.h). */
+/* The scan's child plans EXPLAIN prints (see bloomjoin.h). */
 List *
 ApBloomExplainChildren(ApBloomState *bs, ExplainState *es)
 {

@@ -15,7 +15,7 @@
 
 #include "bloomjoin.h"
 
-/* Add one key column's value to the hash, as the disks hash it (see bloom.h). */
+/* Add one key column's value to the hash, as the disks hash it (see bloomjoin.h). */
 void
 ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
 {
@@ -57,7 +57,7 @@ ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
 		ap_bloom_key_text(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 }
 
-/* Filter geometry (see bloom.h). */
+/* Filter geometry (see bloomjoin.h). */
 void
 ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k)
 {

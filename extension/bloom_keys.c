@@ -288,7 +288,7 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *
 }
 
 /*
- * Plan-time entry of one filter (bloom.h: ApBloomPrivIndex), then the small
+ * Plan-time entry of one filter (bloomjoin.h: ApBloomPrivIndex), then the small
  * side's key expressions (the child's target list; see ap_bloom_plan_path).
  */
 List *

@@ -1,5 +1,5 @@
 /*
- * bloom.h
+ * bloomjoin.h
  *	  The Bloom semi-join of active_pg (Riedel et al., section 3.3.3):
  *	  the planner offers a join whose big side's ActiveScan carries a Bloom
  *	  filter over the small side's join keys (bloom_planner.c); at its first

@@ -4,7 +4,7 @@
  *
  * Rules of this file:
  *   - The worker starts once recovery has finished: disks serve only normal
- *     backends, and during recovery scans run on the host anyway (exec.c).
+ *     backends, and during recovery scans run on the host anyway (activescan.c).
  *   - The disks are children of the launcher, not of the postmaster.  Each
  *     child asks the kernel to SIGKILL it when the launcher dies
  *     (PR_SET_PDEATHSIG), so a crash of the launcher or a postmaster
