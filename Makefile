@@ -18,7 +18,7 @@ PGFILEDESC = "active_pg - active disk pushdown for PostgreSQL"
 
 EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/shippable_tables.o extension/shippable_quals.o \
-	extension/planner.o extension/encode.o extension/client.o \
+	extension/planner.o extension/encode.o extension/transport.o \
 	extension/diskaddr.o \
 	extension/activescan.o extension/explain.o extension/explain_text.o extension/launcher.o \
 	extension/bloom_planner.o extension/bloom_keys.o extension/bloom_filter.o extension/bloom_exec.o extension/bloom_share.o \

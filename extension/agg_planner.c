@@ -56,7 +56,7 @@
 #include "utils/spccache.h"
 
 #include "activeagg.h"
-#include "client.h"
+#include "transport.h"
 #include "model.h"
 #include "shippable.h"
 

@@ -94,7 +94,7 @@
 
 #include "active_pg.h"
 #include "bloomjoin.h"
-#include "client.h"
+#include "transport.h"
 #include "model.h"
 #include "shippable.h"
 

@@ -20,7 +20,7 @@
 #include <sys/un.h>
 
 #include "active_pg.h"
-#include "client.h"
+#include "transport.h"
 
 /*
  * Was the launcher registered in this server (library preloaded)?  Then,

@@ -25,7 +25,7 @@
 #include "active_pg.h"
 #include "activeagg.h"
 #include "bloomjoin.h"
-#include "client.h"
+#include "transport.h"
 #include "model.h"
 
 /*

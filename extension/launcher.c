@@ -45,7 +45,7 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "client.h"
+#include "transport.h"
 
 PGDLLEXPORT void ApLauncherMain(Datum main_arg);
 
