@@ -13,7 +13,7 @@
 #define AP_EXEC_H
 
 #include "active_pg.h"
-#include "diskscan.h"
+#include "disk_conversation.h"
 
 #include "access/parallel.h"
 #include "access/relscan.h"
