@@ -5,7 +5,7 @@
  * The planner side (planner.c, shippable*.c, agg_planner.c,
  * bloom_planner.c, model.c) decides what runs at the disks; the executor
  * side (activescan.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
- * diskscan.c for the conversation with the disks, client.c for the
+ * disk_conversation.c for the conversation with the disks, transport.c for the
  * transport) runs it; launcher.c runs the daemons.  docs/ARCHITECTURE.md
  * has the map of every file.
  */
@@ -133,14 +133,14 @@ ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
 Node	   *ApCreateScanState(CustomScan *cscan);
 void		ApExecInit(void);
 
-/* ---------- client.c ---------- */
+/* ---------- transport.c ---------- */
 /*
  * Does this backend have any disk: the launcher's (library preloaded) or
  * active_pg.disks?  The planner offers ActiveScan only if so.
  */
 bool		ApDisksConfigured(void);
 
-/* ---------- stats.c ---------- */
+/* ---------- monitor.c ---------- */
 /* Request the shared memory of the restart counters (_PG_init, preloading only). */
 void		ApStatsShmemRequest(void);
 /* The launcher restarted disk i. */

@@ -8,7 +8,8 @@
  *                  ActiveScan-eligible relation, and its plan
  *   agg_exec.c     the executor: ship an aggregating scan, merge the disks'
  *                  partial groups and the fallback tuples, finalize, EXPLAIN
- *   diskscan.c     one pushed-down scan's conversation with the disks,
+ *   disk_conversation.c
+ *                  one pushed-down scan's conversation with the disks,
  *                  shared with ActiveScan (ship, poll under the interconnect
  *                  throttle, xid answers, fallback TIDs and blocks)
  *

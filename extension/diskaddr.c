@@ -134,7 +134,7 @@ ap_parse_one(const char *s, size_t len, ApDiskAddr *a, const char **errmsg)
 	return false;
 }
 
-/* Parse an active_pg.disks value (see client.h); no allocation, no throw. */
+/* Parse an active_pg.disks value (see transport.h); no allocation, no throw. */
 int
 ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg)
 {
