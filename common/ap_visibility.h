@@ -5,7 +5,7 @@
  *
  * One implementation serves both programs: the disks decide visibility
  * with it, and the host decides it with the same rules on the page copies
- * of the distributed-device mode (extension/pages.c), so the two cannot
+ * of the distributed-device mode (extension/pages_mode.c), so the two cannot
  * disagree.
  */
 #ifndef AP_VISIBILITY_H

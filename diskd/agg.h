@@ -1,9 +1,9 @@
 /*
  * agg.h
- *	  Partial aggregation at the disk (agg.c): the hash table a scan with
+ *	  Partial aggregation at the disk (agg_*.c): the hash table a scan with
  *	  Program.agg feeds instead of its row buffer.
  *
- * Use, from scan.c: ap_agg_compile once per request; for every visible tuple
+ * Use, from the scan (scan_setup.c, scan_page.c, scan_ship.c): ap_agg_compile once per request; for every visible tuple
  * that passes the filter, ap_agg_add; on AP_AGG_FULL ap_agg_flush(memory_flush
  * = true) and ap_agg_add again; at the end ap_agg_flush(false); Done carries
  * ap_agg_stats.  Nothing here allocates per tuple except group storage from
@@ -15,7 +15,7 @@
 
 #include "diskd.h"
 
-typedef struct ApAgg ApAgg;		/* opaque (agg.c) */
+typedef struct ApAgg ApAgg;		/* opaque (agg_internal.h) */
 
 typedef enum ApAggResult
 {

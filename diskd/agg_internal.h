@@ -1,8 +1,10 @@
 /*
  * agg_internal.h
- *	  The disk aggregation's structures, shared by agg.c (compiling the
- *	  request, shipping partial groups) and agg_table.c (the hash table and
- *	  adding tuples to it).  See agg.c for the rules.
+ *	  The disk aggregation's structures, shared by its files, which call
+ *	  only downward: agg_compile.c (compiling the request) and agg_flush.c
+ *	  (shipping partial groups) over agg_table.c (the hash table, adding
+ *	  tuples to it) over agg_state.c (one aggregate's state transition).
+ *	  See agg_compile.c for the rules.
  */
 #ifndef DISKD_AGG_INTERNAL_H
 #define DISKD_AGG_INTERNAL_H
@@ -188,6 +190,9 @@ ApStatus	ap_agg_next_state(const ApAgg *a, const AggSpec *sp, const AggState *cu
  * (under virtualization more so).  Released with free().
  */
 void	   *ap_agg_alloc_table(size_t bytes, bool zero);
+
+/* Empty the table after its groups were shipped (agg_table.c). */
+void		ap_agg_table_clear(ApAgg *a);
 
 /* The group of index slot i, or NULL if the slot is empty. */
 static inline AggGroup *

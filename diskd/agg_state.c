@@ -1,6 +1,6 @@
 /*
  * agg_state.c
- *	  The disk aggregation's state transitions (see agg.c for the rules): the
+ *	  The disk aggregation's state transitions (see agg_compile.c for the rules): the
  *	  new state of one aggregate given its current one and a tuple's
  *	  argument, exactly as PostgreSQL's transition function would leave it,
  *	  or AP_FALLBACK where PostgreSQL would raise an error or the disk cannot

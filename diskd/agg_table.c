@@ -3,7 +3,7 @@
  *	  The disk aggregation's hash table: serializing a tuple's group key,
  *	  finding or creating its group within the memory budget, and computing
  *	  every new state (agg_state.c) before any group changes (the rules are
- *	  in agg.c).
+ *	  in agg_compile.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +16,16 @@
 #define AGG_HUGE_PAGE			((size_t) 2 * 1024 * 1024)
 /* Groups from which a batch's slots and groups are prefetched (prefetch_batch). */
 #define AGG_PREFETCH_GROUPS		4096
+
+/* Empty the table after a flush: no groups, the whole budget free again. */
+void
+ap_agg_table_clear(ApAgg *a)
+{
+	memset(a->index, 0, (size_t) a->index_cap * sizeof(AggSlot));
+	memset(a->keycache, 0, sizeof(a->keycache));
+	a->arena_used = 0;
+	a->ngroups = 0;
+}
 
 /*
  * Write a fixed-length value of kind k as its datum bytes; returns the

@@ -1,6 +1,8 @@
 /*
  * conn.c
- *	  One client connection: framing, handshake, request dispatch.
+ *	  One client connection: framing, the handshake that authenticates it,
+ *	  errors and Cancel.  What the connection is used for (the requests) is
+ *	  session.c's, which sits above the scan.
  *
  * Rules of this file:
  *   - Framing is proto/ap_wire.h's and nothing else: a 4-byte big-endian
@@ -34,14 +36,6 @@
 
 /* How long a client may take to say Hello after connecting. */
 #define CONN_HELLO_TIMEOUT_MS		10000
-/*
- * How long an authenticated connection may sit idle between requests.  A
- * backend keeps one connection per disk after a scan, for its next scan, and
- * gives it up itself after half this time unused; a client that hoards
- * connections loses them here.  (A scan suspended by an open cursor is not
- * idle: the disk is inside the scan, blocked on sending.)
- */
-#define CONN_IDLE_TIMEOUT_MS		60000
 /* How long a frame that has started arriving may stall between bytes. */
 #define CONN_STALL_TIMEOUT_MS		30000
 /* Receive buffers above this are freed after each frame. */
@@ -157,8 +151,8 @@ ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
 }
 
 /* Report a client's protocol violation once, then refuse all further I/O. */
-static int
-conn_fail(ApConn *c, uint32_t code, int rc, const char *message)
+int
+ap_conn_fail(ApConn *c, uint32_t code, int rc, const char *message)
 {
 	if (!c->broken)
 	{
@@ -241,7 +235,7 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		return rc;
 	}
 	if (rc == -EPROTO)
-		return conn_fail(c, AP_ERR_PROTOCOL, rc, "truncated frame header");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, rc, "truncated frame header");
 	if (rc < 0)
 	{
 		c->broken = true;
@@ -251,7 +245,7 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 	/* Check the length before allocating anything for the body. */
 	len = ap_get_be32(hdr);
 	if (len == 0)
-		return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "zero-length frame");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "zero-length frame");
 	if (len > (c->authenticated ? AP_FRAME_MAX_BYTES : CONN_HELLO_MAX_BYTES))
 	{
 		char		msg[128];
@@ -259,7 +253,7 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		snprintf(msg, sizeof(msg), "frame of %u bytes exceeds the maximum of %u bytes%s",
 				 len, c->authenticated ? AP_FRAME_MAX_BYTES : CONN_HELLO_MAX_BYTES,
 				 c->authenticated ? "" : " before the handshake");
-		return conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, msg);
+		return ap_conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, msg);
 	}
 
 	if (c->recvcap < len)
@@ -267,7 +261,7 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		unsigned char *buf = malloc(len);
 
 		if (buf == NULL)
-			return conn_fail(c, AP_ERR_OUT_OF_MEMORY, -ENOMEM,
+			return ap_conn_fail(c, AP_ERR_OUT_OF_MEMORY, -ENOMEM,
 							 "out of memory receiving a frame");
 		free(c->recvbuf);
 		c->recvbuf = buf;
@@ -275,9 +269,9 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 	}
 	rc = recv_exact(c->fd, c->recvbuf, len, &got);
 	if (rc == -ECONNRESET || rc == -EPROTO)
-		return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "truncated frame");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "truncated frame");
 	if (rc == -ETIMEDOUT)
-		return conn_fail(c, AP_ERR_PROTOCOL, rc, "frame stalled mid-body");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, rc, "frame stalled mid-body");
 	if (rc < 0)
 	{
 		c->broken = true;
@@ -299,13 +293,13 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		if (budget > diskd_config.memory_bytes)
 			budget = diskd_config.memory_bytes;
 		if (ap_frame_check(c->recvbuf, len, AP_FRAME_MAX_DEPTH, &need, why, sizeof(why)) != 0)
-			return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, why);
+			return ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, why);
 		if (need > budget)
 		{
 			snprintf(why, sizeof(why),
 					 "a frame of %u bytes would take %llu bytes to unpack; the limit is %llu",
 					 len, (unsigned long long) need, (unsigned long long) budget);
-			return conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, why);
+			return ap_conn_fail(c, AP_ERR_FRAME_TOO_BIG, -EMSGSIZE, why);
 		}
 	}
 	/* protobuf-c copies strings, bytes and repeated fields: the buffer is free again */
@@ -317,7 +311,7 @@ ap_conn_recv(ApConn *c, ActivePg__Frame **frame, int timeout_ms)
 		c->recvcap = 0;
 	}
 	if (*frame == NULL)
-		return conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "malformed frame");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "malformed frame");
 	return 0;
 }
 
@@ -361,7 +355,7 @@ ap_conn_cancel_requested(ApConn *c)
 
 		snprintf(msg, sizeof(msg), "unexpected frame (type %d) during a scan",
 				 (int) f->msg_case);
-		conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, msg);
+		ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, msg);
 	}
 	active_pg__frame__free_unpacked(f, NULL);
 	return true;
@@ -441,18 +435,18 @@ handshake(ApConn *c)
 
 	rc = ap_conn_recv(c, &f, CONN_HELLO_TIMEOUT_MS);
 	if (rc == -ETIMEDOUT)
-		return conn_fail(c, AP_ERR_PROTOCOL, rc, "no Hello received in time");
+		return ap_conn_fail(c, AP_ERR_PROTOCOL, rc, "no Hello received in time");
 	if (rc < 0)
 		return rc;
 	if (f->msg_case != ACTIVE_PG__FRAME__MSG_HELLO)
-		rc = conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "the first frame must be Hello");
+		rc = ap_conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, "the first frame must be Hello");
 	else if (f->hello->protocol_version != AP_PROTOCOL_VERSION)
 	{
 		char		msg[128];
 
 		snprintf(msg, sizeof(msg), "protocol version %u is not supported (this daemon speaks %u)",
 				 f->hello->protocol_version, AP_PROTOCOL_VERSION);
-		rc = conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
+		rc = ap_conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
 	}
 	else if (f->hello->pg_version_num != 0 &&
 			 f->hello->pg_version_num / 10000 != diskd_config.pg_major)
@@ -461,7 +455,7 @@ handshake(ApConn *c)
 
 		snprintf(msg, sizeof(msg), "this disk serves a PostgreSQL %u data directory; the host runs PostgreSQL %u",
 				 diskd_config.pg_major, f->hello->pg_version_num / 10000);
-		rc = conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
+		rc = ap_conn_fail(c, AP_ERR_UNSUPPORTED, -EPROTO, msg);
 	}
 	else if (f->hello->client_nonce.len == AP_AUTH_NONCE_BYTES)
 	{
@@ -477,7 +471,7 @@ handshake(ApConn *c)
 		if (!nonce_ok)
 			return auth_fail(c, "the Hello carries no nonce");
 		if (ap_random_bytes(server_nonce, sizeof(server_nonce)) != 0)
-			return conn_fail(c, AP_ERR_INTERNAL, -EIO, "no random bytes for a nonce");
+			return ap_conn_fail(c, AP_ERR_INTERNAL, -EIO, "no random bytes for a nonce");
 		ap_auth_proof(diskd_config.secret, true, client_nonce, server_nonce, server_proof);
 		hr.server_nonce.data = server_nonce;
 		hr.server_nonce.len = sizeof(server_nonce);
@@ -523,78 +517,47 @@ handshake(ApConn *c)
 	return 0;
 }
 
-/* Answer a StatsRequest with the daemon's cumulative counters. */
-static int
-send_stats(ApConn *c)
+/*
+ * Take an accepted socket: a stall timeout for frames that start arriving,
+ * then the handshake.  NULL if out of memory (fd closed) or if the client
+ * failed the handshake (fd closed, the client told why).
+ */
+ApConn *
+ap_conn_open(int fd)
 {
-	ActivePg__Frame reply = ACTIVE_PG__FRAME__INIT;
-	ActivePg__StatsReply sr = ACTIVE_PG__STATS_REPLY__INIT;
-
-	ap_stats_fill(&sr);
-	reply.msg_case = ACTIVE_PG__FRAME__MSG_STATS_REPLY;
-	reply.stats_reply = &sr;
-	return ap_conn_send(c, &reply);
-}
-
-/* Serve one accepted socket until it closes (handshake, requests); closes fd. */
-void
-ap_conn_serve(int fd)
-{
-	ApConn		conn;
-	ApConn	   *c = &conn;
-
+	ApConn	   *c = calloc(1, sizeof(ApConn));
 	struct timeval stall = {.tv_sec = CONN_STALL_TIMEOUT_MS / 1000};
 
-	memset(&conn, 0, sizeof(conn));
-	conn.fd = fd;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &stall, sizeof(stall));
-
-	if (handshake(c) == 0)
+	if (c == NULL)
 	{
-		for (;;)
-		{
-			ActivePg__Frame *f;
-			int			rc;
-
-			rc = ap_conn_recv(c, &f, CONN_IDLE_TIMEOUT_MS);
-			/*
-			 * Idle between requests for too long: close without a word.  A
-			 * backend keeps its connection after a scan for its next one and
-			 * goes idle with it like any session; that is no fault.
-			 */
-			if (rc == -ETIMEDOUT)
-				break;
-			if (rc < 0)
-				break;
-			switch (f->msg_case)
-			{
-				case ACTIVE_PG__FRAME__MSG_SCAN:
-					rc = ap_scan_run(c, f->scan);
-					break;
-				case ACTIVE_PG__FRAME__MSG_CANCEL:
-					/* a Cancel that crossed our Done on the wire: nothing to stop */
-					break;
-				case ACTIVE_PG__FRAME__MSG_STATS_REQUEST:
-					rc = send_stats(c);
-					break;
-				default:
-					{
-						char		msg[96];
-
-						snprintf(msg, sizeof(msg), "unexpected frame (type %d) outside a scan",
-								 (int) f->msg_case);
-						rc = conn_fail(c, AP_ERR_PROTOCOL, -EPROTO, msg);
-					}
-					break;
-			}
-			active_pg__frame__free_unpacked(f, NULL);
-			if (rc < 0 || c->broken)
-				break;
-		}
+		close(fd);
+		return NULL;
 	}
-	close(fd);
-	free(conn.sendbuf);
-	free(conn.recvbuf);
+	c->fd = fd;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &stall, sizeof(stall));
+	if (handshake(c) != 0)
+	{
+		ap_conn_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Close the socket and release the connection. */
+void
+ap_conn_close(ApConn *c)
+{
+	close(c->fd);
+	free(c->sendbuf);
+	free(c->recvbuf);
+	free(c);
+}
+
+/* No more frames on this connection: an error was sent or the peer is gone. */
+bool
+ap_conn_broken(const ApConn *c)
+{
+	return c->broken;
 }
 
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */

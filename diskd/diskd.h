@@ -7,8 +7,10 @@
  * ../common/), the expression VM (vm*.c, prefilter.c), Bloom filters and
  * partial aggregation (bloom.c, agg*.c), the row encoder (rowenc.c), then
  * the server: the io_uring reader (ioring.c), the emulation throttles
- * (throttle.c), one scan (scan*.c), one connection (conn.c), counters
- * (stats.c), the process's configuration and log (process.c) and main.c.
+ * (throttle.c), one connection (conn.c), one scan (scan*.c), the session
+ * that runs a client's requests (session.c), counters (counters.c), the
+ * process's configuration and log (process.c) and main.c.  Each file calls
+ * only into its own layer and those below it.
  * docs/ARCHITECTURE.md has the map of every file.
  *
  * Pure layers (page .. rowenc) never allocate per tuple, never block, never
@@ -256,7 +258,7 @@ int			ap_fixed_cmp(const ApFixed *a, const ApFixed *b);
 
 /* ---------- visibility: common/ap_visibility.h ---------- */
 
-/* ---------- vm.c ---------- */
+/* ---------- vm_compile.c ---------- */
 
 typedef enum ApTri
 {
@@ -266,7 +268,7 @@ typedef enum ApTri
 	AP_TRI_FALLBACK = 3			/* cannot evaluate exactly: host decides */
 } ApTri;
 
-typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm.c) */
+typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm_compile.c) */
 
 /*
  * A necessary condition of a filter, read off its leading comparisons of an
@@ -443,14 +445,14 @@ uint64_t	ap_media_throttle_us(uint64_t bytes);
 uint64_t	ap_cpu_throttle_us(uint64_t cpu_ns);
 bool		ap_cpu_throttle_on(void);
 
-/* ---------- stats.c ---------- */
+/* ---------- counters.c ---------- */
 
 void		ap_stats_start(void);
 /* Add a finished scan's statistics to the daemon's counters. */
 void		ap_stats_add_scan(const ActivePg__ScanStats *st);
 void		ap_stats_fill(ActivePg__StatsReply *r);
 
-/* ---------- scan.c / conn.c ---------- */
+/* ---------- the connection (conn.c), the scan (scan.c), the session (session.c) ---------- */
 
 typedef struct ApConn ApConn;	/* one client connection (conn.c) */
 
@@ -463,12 +465,23 @@ bool		ap_conn_cancel_requested(ApConn *c);
 /* Send Error{code, formatted message}; 0 or -errno. */
 int			ap_conn_send_error(ApConn *c, uint32_t code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
-/* Serve one accepted socket until it closes (handshake, requests); closes fd. */
-void		ap_conn_serve(int fd);
+/*
+ * Take an accepted socket and run the handshake; NULL (fd closed) if out of
+ * memory or the client failed it.  ap_conn_close closes and frees.
+ */
+ApConn	   *ap_conn_open(int fd);
+void		ap_conn_close(ApConn *c);
+/* No more frames: an error was sent or the peer is gone. */
+bool		ap_conn_broken(const ApConn *c);
+/* Report a protocol violation once (Error frame, log), break; returns rc. */
+int			ap_conn_fail(ApConn *c, uint32_t code, int rc, const char *message);
 /* Shut the connection down in both directions (a test's failpoint). */
 void		ap_conn_shutdown(ApConn *c);
 /* Best-effort Error frame on a socket that will not be served (e.g. BUSY). */
 void		ap_conn_reject(int fd, uint32_t code, const char *message);
+
+/* Serve one accepted socket until it closes (session.c); closes fd. */
+void		ap_session_serve(int fd);
 
 /* Daemon-wide configuration (process.c; filled by main.c before any thread). */
 typedef struct ApConfig

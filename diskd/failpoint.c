@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scan_internal.h"
+#include "scan_state.h"
 
 /* ACTIVE_PG_DISKD_FAILPOINTS, or NULL: failpoints are off */
 static const char *failpoint_file = NULL;

@@ -311,7 +311,7 @@ conn_thread(void *arg)
 {
 	int			fd = (int) (intptr_t) arg;
 
-	ap_conn_serve(fd);
+	ap_session_serve(fd);
 	atomic_fetch_sub(&diskd_nconns, 1);
 	return NULL;
 }

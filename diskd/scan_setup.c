@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "prefilter.h"
-#include "scan_internal.h"
+#include "scan_state.h"
 
 /* Check one column descriptor and convert it; 0 or -1 with the error set. */
 static int

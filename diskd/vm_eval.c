@@ -3,7 +3,7 @@
  *	  The expression VM, evaluation: run a compiled program on one tuple.
  *
  * Rules of this file:
- *  - Programs reaching here compiled (vm.c), so attribute numbers, kinds and
+ *  - Programs reaching here compiled (vm_compile.c), so attribute numbers, kinds and
  *    signatures are not checked again; only the datum contents are.
  *  - Boolean positions use SQL's three-valued logic plus a fourth value,
  *    AP_TRI_FALLBACK, for "cannot reproduce exactly": an external TOAST
@@ -30,18 +30,6 @@
 
 #include "numeric_i64.h"
 #include "vm_internal.h"
-
-/* Bump-allocate n bytes, 8-aligned; NULL when the arena is full (fallback). */
-void *
-ap_arena_alloc(ApArena *a, uint32_t n)
-{
-	uint32_t	off = (a->used + 7u) & ~7u;
-
-	if (off > a->cap || n > a->cap - off)
-		return NULL;
-	a->used = off + n;
-	return a->buf + off;
-}
 
 static ApEv eval_value(const ApNode *n, ApEvalCtx *cx, ApVal *out);
 static ApTri eval_bool(const ApNode *n, ApEvalCtx *cx);

@@ -1,7 +1,7 @@
 /*
  * vm_internal.h
- *	  Shared definitions of the expression VM's files (vm.c, vm_eval.c,
- *	  vm_num.c, vm_date.c, vm_str.c) and of its one typed client, agg.c.
+ *	  Shared definitions of the expression VM's files (vm_compile.c, vm_eval.c,
+ *	  vm_num.c, vm_date.c, vm_str.c) and of its one typed client, the aggregation (agg_*.c).
  *
  * Rules of these files:
  *  - Every value-producing node evaluates to an ApVal: a type kind plus the
@@ -74,6 +74,22 @@ typedef struct ApArena
 	ApVal	   *memo_val;
 } ApArena;
 
+/*
+ * Bump-allocate n bytes, 8-aligned; NULL when the arena is full (the caller
+ * falls back).  Here rather than in vm_eval.c because the value functions
+ * (vm_str.c) allocate their results too, and they sit below the evaluator.
+ */
+static inline void *
+ap_arena_alloc(ApArena *a, uint32_t n)
+{
+	uint32_t	off = (a->used + 7u) & ~7u;
+
+	if (off > a->cap || n > a->cap - off)
+		return NULL;
+	a->used = off + n;
+	return a->buf + off;
+}
+
 /* What evaluation of one tuple needs. */
 typedef struct ApEvalCtx
 {
@@ -101,7 +117,7 @@ typedef struct ApEvalCtx
 #define AP_TS_END				INT64_C(9223371331200000000)
 #define AP_TS_END_DAYS			106751983	/* TIMESTAMP_END_JULIAN - epoch */
 
-/* ---- compiled programs: shared by vm.c (compile) and vm_eval.c (evaluate) ---- */
+/* ---- compiled programs: shared by vm_compile.c (compile) and vm_eval.c (evaluate) ---- */
 
 #define AP_MAX_FUNC_ARGS		3
 
@@ -261,9 +277,8 @@ numeric_settle(ApVal *v)
 }
 
 /* vm_eval.c */
-void	   *ap_arena_alloc(ApArena *a, uint32_t n);
 /*
- * The computed projections of one tuple as typed values, for agg.c, which
+ * The computed projections of one tuple as typed values, for the aggregation, which
  * aggregates them without a round trip through datums: out[i] has the kind
  * of expr_cols[i] and isnull[i] says SQL NULL.  Text and numeric payloads
  * point into the page, a constant or the arena (valid until the next call).

@@ -3,7 +3,7 @@
  *	  The expression VM's compile-time passes over checked node trees:
  *	  comparisons specialised for eval_fast, and common subexpressions given
  *	  a shared memo slot.  Both only choose how a value is computed, never
- *	  what it is (vm.c checks the trees, vm_eval.c evaluates them).
+ *	  what it is (vm_compile.c checks the trees, vm_eval.c evaluates them).
  */
 #include <stdlib.h>
 #include <string.h>

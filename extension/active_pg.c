@@ -6,7 +6,7 @@
  * shared_preload_libraries is being processed.  A library loaded later (by
  * CREATE EXTENSION or LOAD) still defines the GUCs, planner hooks and the
  * ActiveScan node; it then only has the disks of active_pg.disks, and
- * ApDisksConfigured() (client.c) reports whether there are any.
+ * ApDisksConfigured() (diskaddr.c) reports whether there are any.
  */
 #include "postgres.h"
 
@@ -14,8 +14,8 @@
 #include "miscadmin.h"
 
 #include "active_pg.h"
-#include "agg.h"
-#include "bloom.h"
+#include "activeagg.h"
+#include "bloomjoin.h"
 
 PG_MODULE_MAGIC;
 

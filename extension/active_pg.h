@@ -4,8 +4,8 @@
  *
  * The planner side (planner.c, shippable*.c, agg_planner.c,
  * bloom_planner.c, model.c) decides what runs at the disks; the executor
- * side (exec.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
- * diskscan.c for the conversation with the disks, client.c for the
+ * side (activescan.c for ActiveScan, agg_exec.c for ActiveAgg, bloom_exec.c,
+ * disk_conversation.c for the conversation with the disks, transport.c for the
  * transport) runs it; launcher.c runs the daemons.  docs/ARCHITECTURE.md
  * has the map of every file.
  */
@@ -28,16 +28,7 @@
 
 #define AP_SCAN_NAME				"ActiveScan"
 
-/* ---------- GUCs (guc.c) ---------- */
-#define AP_NDISKS_DEFAULT			4
-#define AP_STRIPE_PAGES_DEFAULT		32
-#define AP_BATCH_KB_DEFAULT			256
-#define AP_BATCH_KB_MIN				8
-#define AP_BATCH_KB_MAX				8192
-#define AP_QUEUE_DEPTH_DEFAULT		32
-#define AP_CONNECT_TIMEOUT_MS_DEFAULT 5000
-#define AP_DISK_CPU_RATIO_DEFAULT	1.0
-#define AP_ENABLE_PARALLEL_DEFAULT	true
+/* ---------- GUCs (guc.c: the table of every setting, its bounds and default) ---------- */
 
 extern bool active_pg_enable;			/* active_pg.enable */
 extern bool active_pg_force;			/* active_pg.force_pushdown: testing switch */
@@ -59,6 +50,11 @@ extern int	active_pg_scan_mode;		/* active_pg.scan_mode: AP_SCAN_MODE_* */
 extern int	active_pg_host_cores;		/* active_pg.host_cores (0 = sysconf) */
 
 void		ApGucInit(void);
+/* The launcher's options for a daemon from the settings table (guc.c). */
+#define AP_DAEMON_ARG_BYTES			32
+#define AP_DAEMON_SETTINGS_MAX		8
+int			ApDaemonSettingArgs(char **argv, int argc, char (*bufs)[AP_DAEMON_ARG_BYTES],
+								int nbufs);
 
 /* ---------- shippable.c ---------- */
 
@@ -98,7 +94,7 @@ typedef enum ApScanPrivateIndex
 	AP_PRIV_PROJECT = 0,		/* IntList: attribute numbers the disks ship */
 	AP_PRIV_DISK_QUALS,			/* IntList: positions of the disk quals in custom_exprs */
 	AP_PRIV_NEXPRS,				/* Integer: computed entries of custom_scan_tlist */
-	AP_PRIV_BLOOMS,				/* List: Bloom filters the scan carries (bloom.h), or NIL */
+	AP_PRIV_BLOOMS,				/* List: Bloom filters the scan carries (bloomjoin.h), or NIL */
 	AP_PRIV_MODEL,				/* List of Float: the cost model's prediction (model.h) */
 	AP_PRIV_COUNT
 } ApScanPrivateIndex;
@@ -133,18 +129,18 @@ bool		ApExprNeedsExpressions(const ActivePg__Expr *e);
 /* Columns of the relation's descriptor. */
 ActivePg__Column **ApEncodeColumns(TupleDesc tupdesc, size_t *ncols);
 
-/* ---------- exec.c ---------- */
+/* ---------- activescan.c ---------- */
 Node	   *ApCreateScanState(CustomScan *cscan);
 void		ApExecInit(void);
 
-/* ---------- client.c ---------- */
+/* ---------- transport.c ---------- */
 /*
  * Does this backend have any disk: the launcher's (library preloaded) or
  * active_pg.disks?  The planner offers ActiveScan only if so.
  */
 bool		ApDisksConfigured(void);
 
-/* ---------- stats.c ---------- */
+/* ---------- monitor.c ---------- */
 /* Request the shared memory of the restart counters (_PG_init, preloading only). */
 void		ApStatsShmemRequest(void);
 /* The launcher restarted disk i. */
@@ -152,9 +148,13 @@ void		ApStatsCountRestart(int disk);
 
 /* ---------- launcher.c ---------- */
 void		ApLauncherRegister(void);
-/* Was the launcher registered (library in shared_preload_libraries)? */
+/*
+ * Was the launcher registered (library in shared_preload_libraries)?  The
+ * launcher says so at registration (diskaddr.c keeps the flag).
+ */
 bool		ApLauncherRegistered(void);
-/* Socket path (relative to the data directory) of the launcher's disk i. */
+void		ApLauncherSetRegistered(void);
+/* Socket path (relative to the data directory) of the launcher's disk i (diskaddr.c). */
 void		ApDiskSocketPath(int disk, char *buf, size_t buflen);
 #define AP_SOCKET_DIR				"active_pg"
 /* the disk daemon's name in PostgreSQL's bin directory (Makefile installs it) */

@@ -13,8 +13,8 @@
 #include "nodes/execnodes.h"
 #include "fmgr.h"
 
-#include "agg.h"
-#include "exec.h"
+#include "activeagg.h"
+#include "activescan.h"
 
 /* One AggSpec shipped to the disks and merged on the host. */
 typedef struct ApAggSpec

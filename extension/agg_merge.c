@@ -27,8 +27,8 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
-#include "agg.h"
-#include "exec.h"
+#include "activeagg.h"
+#include "activescan.h"
 #include "model.h"
 
 /* Poll the disks (non-blocking) every this many host-aggregated tuples. */

@@ -55,8 +55,8 @@
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
-#include "agg.h"
-#include "client.h"
+#include "activeagg.h"
+#include "transport.h"
 #include "model.h"
 #include "shippable.h"
 
@@ -79,8 +79,6 @@ typedef enum ApAggPathIndex
 
 static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
 
-int			active_pg_disk_agg_mem = AP_DISK_AGG_MEM_DEFAULT;
-bool		active_pg_enable_agg = true;
 
 static Plan *ap_agg_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							  CustomPath *best_path, List *tlist,
@@ -427,7 +425,7 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	in.merge_ops = nkeys + nspecs;
 	/* a partial group on the wire: row header, null bitmap, keys, states */
 	in.width_out = AP_ROW_HEADER_BYTES + (nkeys + nspecs + 7) / 8 + key_bytes + state_bytes;
-	/* and in a disk's hash table (diskd/agg.c: header, states, key, index) */
+	/* and in a disk's hash table (diskd/agg_table.c: header, states, key, index) */
 	in.disk_group_bytes = 32 + 32 * nspecs + key_bytes;
 	in.disk_mem_bytes = (double) active_pg_disk_agg_mem * 1024.0;
 	if (active_pg_disk_memory_mb > 0)
@@ -626,7 +624,7 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	}
 }
 
-/* Params the expressions use (finalize_plan must see them: see agg.h). */
+/* Params the expressions use (finalize_plan must see them: see activeagg.h). */
 static bool
 ap_collect_params(Node *node, List **params)
 {

@@ -35,7 +35,7 @@
 #include "utils/memutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* Room for hashes allocated at first; grows by doubling up to work_mem. */
 #define AP_BLOOM_HASHES_INITIAL		1024
@@ -49,7 +49,7 @@ typedef struct ApBloomHashes
 	int64		limit;			/* work_mem worth of hashes */
 } ApBloomHashes;
 
-/* Set up the filters and their child plans (see bloom.h). */
+/* Set up the filters and their child plans (see bloomjoin.h). */
 ApBloomState *
 ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 {
@@ -126,48 +126,6 @@ ApBloomBegin(CustomScanState *node, List *blooms, EState *estate, int eflags)
 	return bs;
 }
 
-/* Add one key column's value to the hash, as the disks hash it (see bloom.h). */
-void
-ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
-{
-	struct varlena *v;
-
-	switch (kind)
-	{
-		case AP_TYPE_INT2:
-			ap_bloom_key_int(st, DatumGetInt16(d));
-			return;
-		case AP_TYPE_INT4:
-			ap_bloom_key_int(st, DatumGetInt32(d));
-			return;
-		case AP_TYPE_INT8:
-			ap_bloom_key_int(st, DatumGetInt64(d));
-			return;
-		case AP_TYPE_DATE:
-			ap_bloom_key_date(st, DatumGetDateADT(d));
-			return;
-		case AP_TYPE_NUMERIC:
-		case AP_TYPE_TEXT:
-		case AP_TYPE_VARCHAR:
-		case AP_TYPE_BPCHAR:
-			break;
-		default:
-			elog(ERROR, "Bloom filter key of kind %d", kind);
-	}
-	/* compressed or external values are expanded in the per-row context */
-	v = PG_DETOAST_DATUM_PACKED(d);
-	if (kind == AP_TYPE_NUMERIC)
-	{
-		if (!ap_bloom_key_numeric(st, (const unsigned char *) VARDATA_ANY(v),
-								  VARSIZE_ANY_EXHDR(v)))
-			elog(ERROR, "numeric key in an unexpected format");
-	}
-	else if (kind == AP_TYPE_BPCHAR)
-		ap_bloom_key_bpchar(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-	else
-		ap_bloom_key_text(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-}
-
 /*
  * Sorting the collected hashes (to count the distinct ones) sits between the
  * small side and the start of the big scan: a sort specialised for uint64,
@@ -192,38 +150,6 @@ ap_bloom_unique_u64(uint64 *h, int64 n)
 			h[out++] = h[i];
 	}
 	return out;
-}
-
-/* Filter geometry (see bloom.h). */
-void
-ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k)
-{
-	uint32		nblocks;
-
-	if (fixed_bytes > 0)
-	{
-		*len = (uint32) fixed_bytes;
-		*k = ap_bloom_best_k_len(Max(nkeys, 1.0), *len);
-		return;
-	}
-	ap_bloom_size(nkeys, (uint64) max_bytes, AP_BLOOM_TARGET_FPR, &nblocks, k);
-	/*
-	 * Bits are free while the filter stays in the CPU cache
-	 * (AP_BLOOM_CACHED_BYTES; half of it, the scan's own data shares the
-	 * cache), false passes are not: a small key set gets that many bytes,
-	 * with no more hash functions than its target size wanted (every probe
-	 * pays for each).
-	 */
-	if (nblocks * AP_BLOOM_BLOCK_BYTES < AP_BLOOM_CACHED_BYTES / 2 &&
-		max_bytes >= AP_BLOOM_CACHED_BYTES / 2)
-	{
-		uint32		k_free;
-
-		nblocks = AP_BLOOM_CACHED_BYTES / 2 / AP_BLOOM_BLOCK_BYTES;
-		k_free = ap_bloom_best_k(Max(nkeys, 1.0), nblocks);
-		*k = Min(*k, k_free);
-	}
-	*len = nblocks * AP_BLOOM_BLOCK_BYTES;
 }
 
 /* Give the filter its bits for nkeys distinct keys (or the cap if nkeys < 0). */
@@ -424,7 +350,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	f->built = true;
 }
 
-/* Build the filters not built yet (see bloom.h). */
+/* Build the filters not built yet (see bloomjoin.h). */
 bool
 ApBloomBuild(ApBloomState *bs)
 {
@@ -448,7 +374,7 @@ ApBloomBuild(ApBloomState *bs)
 	return !any_empty;
 }
 
-/* Program.blooms of the built filters (see bloom.h). */
+/* Program.blooms of the built filters (see bloomjoin.h). */
 void
 ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 {
@@ -486,7 +412,7 @@ ApBloomEncode(ApBloomState *bs, ActivePg__Program *prog)
 	}
 }
 
-/* Rescan (see bloom.h). */
+/* Rescan (see bloomjoin.h). */
 void
 ApBloomRescan(ApBloomState *bs, PlanState *parent)
 {
@@ -502,7 +428,7 @@ ApBloomRescan(ApBloomState *bs, PlanState *parent)
 	}
 }
 
-/* End the child plans (see bloom.h). */
+/* End the child plans (see bloomjoin.h). */
 void
 ApBloomEnd(ApBloomState *bs)
 {

@@ -23,7 +23,7 @@
 #include "executor/instrument.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 /* "1 MB", "13.5 kB", "64 B". */
 static char *
@@ -143,7 +143,7 @@ ap_bloom_explain_rows_structured(const ApBloomFilterState *f, int ndisks, Explai
 	ExplainCloseGroup("Bloom Filter Disks", "Bloom Filter Disks", false, es);
 }
 
-/* EXPLAIN of the filters (see bloom.h). */
+/* EXPLAIN of the filters (see bloomjoin.h). */
 void
 ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 			   const bool *valid, int ndisks, ExplainState *es)
@@ -246,17 +246,7 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 	appendStringInfoChar(es->str, '\n');
 }
 
-/* Did this plan node run (ANALYZE)?  Ends its loop as ExplainNode would. */
-bool
-ApPlanStateRan(PlanState *ps)
-{
-	if (ps == NULL || ps->instrument == NULL)
-		return false;
-	InstrEndLoop(ps->instrument);
-	return ps->instrument->nloops > 0;
-}
-
-/* The scan's child plans EXPLAIN prints (see bloom.h). */
+/* The scan's child plans EXPLAIN prints (see bloomjoin.h). */
 List *
 ApBloomExplainChildren(ApBloomState *bs, ExplainState *es)
 {

@@ -29,7 +29,7 @@
 #include "utils/selfuncs.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 #include "shippable.h"
 
 /* Key families: which kinds may meet under which comparison. */
@@ -288,7 +288,7 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *
 }
 
 /*
- * Plan-time entry of one filter (bloom.h: ApBloomPrivIndex), then the small
+ * Plan-time entry of one filter (bloomjoin.h: ApBloomPrivIndex), then the small
  * side's key expressions (the child's target list; see ap_bloom_plan_path).
  */
 List *

@@ -32,11 +32,11 @@
 #include "utils/memutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
 
 #define AP_BLOOM_EXACT_INITIAL		1024
 
-/* A new, empty exact key set (see bloom.h). */
+/* A new, empty exact key set (see bloomjoin.h). */
 ApBloomExactSet *
 ApBloomExactCreate(void)
 {
@@ -65,7 +65,7 @@ ap_bloom_exact_give_up(ApBloomExactSet *set, const char *why)
 	set->why = why;
 }
 
-/* Add one key (see bloom.h). */
+/* Add one key (see bloomjoin.h). */
 void
 ApBloomExactAdd(ApBloomExactSet *set, uint64 hash, const uint64 *words, uint32 nwords)
 {
@@ -122,7 +122,7 @@ ap_bloom_exact_qsort_cmp(const void *a, const void *b, void *arg)
 	return ap_bloom_exact_cmp(a, b, arg);
 }
 
-/* Sort and deduplicate (see bloom.h). */
+/* Sort and deduplicate (see bloomjoin.h). */
 void
 ApBloomExactFinish(ApBloomExactSet *set)
 {
@@ -170,7 +170,7 @@ ap_bloom_exact_contains(const ApBloomExactSet *set, uint64 hash, const uint64 *w
 	return false;
 }
 
-/* Set a shipped row against the exact key sets (see bloom.h). */
+/* Set a shipped row against the exact key sets (see bloomjoin.h). */
 void
 ApBloomMeasureRow(ApBloomState *bs, TupleTableSlot *raw, MemoryContext tmpcxt)
 {
@@ -234,7 +234,7 @@ ApBloomMeasureRow(ApBloomState *bs, TupleTableSlot *raw, MemoryContext tmpcxt)
 	}
 }
 
-/* A disk's per-filter counters (see bloom.h). */
+/* A disk's per-filter counters (see bloomjoin.h). */
 void
 ApBloomDiskStats(ApBloomState *bs, int disk, const ActivePg__ScanStats *st)
 {

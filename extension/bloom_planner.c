@@ -93,8 +93,8 @@
 #include "utils/selfuncs.h"
 
 #include "active_pg.h"
-#include "bloom.h"
-#include "client.h"
+#include "bloomjoin.h"
+#include "transport.h"
 #include "model.h"
 #include "shippable.h"
 
@@ -104,7 +104,7 @@
 #define AP_BLOOM_PROBE_NS			12.0
 /*
  * ... plus the read of the filter's block, which misses the CPU caches more
- * the larger the filter: nothing up to AP_BLOOM_CACHED_BYTES (bloom.h), then up to
+ * the larger the filter: nothing up to AP_BLOOM_CACHED_BYTES (bloomjoin.h), then up to
  * AP_BLOOM_MISS_NS at AP_BLOOM_MISS_BYTES and beyond, log-linear between.
  * Measured at SF1 over lineitem (4 disks on 2 cores, 2026-11-23): 14 kB
  * about 12 ns a probe, 75 kB 31 ns, 422 kB 60 ns.

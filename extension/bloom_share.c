@@ -54,7 +54,17 @@
 #include "utils/tuplestore.h"
 
 #include "active_pg.h"
-#include "bloom.h"
+#include "bloomjoin.h"
+
+/* Did this plan node run (ANALYZE)?  Ends its loop as ExplainNode would. */
+bool
+ApPlanStateRan(PlanState *ps)
+{
+	if (ps == NULL || ps->instrument == NULL)
+		return false;
+	InstrEndLoop(ps->instrument);
+	return ps->instrument->nloops > 0;
+}
 
 /* Execution state of a BloomShare node. */
 typedef struct ApShareState

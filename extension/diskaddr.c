@@ -20,7 +20,35 @@
 #include <sys/un.h>
 
 #include "active_pg.h"
-#include "client.h"
+#include "transport.h"
+
+/*
+ * Was the launcher registered in this server (library preloaded)?  Then,
+ * without active_pg.disks, the disks are the launcher's sockets.  The
+ * launcher sets it when it registers; the flag lives here, with the other
+ * facts about where the disks are, so that finding a disk never calls into
+ * the launcher (which itself connects to the disks).
+ */
+static bool ap_launcher_registered = false;
+
+void
+ApLauncherSetRegistered(void)
+{
+	ap_launcher_registered = true;
+}
+
+bool
+ApLauncherRegistered(void)
+{
+	return ap_launcher_registered;
+}
+
+/* Socket path of the launcher's disk i, relative to the data directory. */
+void
+ApDiskSocketPath(int disk, char *buf, size_t buflen)
+{
+	snprintf(buf, buflen, "%s/disk%d.sock", AP_SOCKET_DIR, disk);
+}
 
 /* Copy [s, s+len) into dst (size dstlen) as a C string; false if it does not fit. */
 static bool
@@ -106,7 +134,7 @@ ap_parse_one(const char *s, size_t len, ApDiskAddr *a, const char **errmsg)
 	return false;
 }
 
-/* Parse an active_pg.disks value (see client.h); no allocation, no throw. */
+/* Parse an active_pg.disks value (see transport.h); no allocation, no throw. */
 int
 ApParseDiskList(const char *value, ApDiskAddr *out, const char **errmsg)
 {

@@ -563,6 +563,155 @@ ap_encode_saop(ScalarArrayOpExpr *saop, ApEncodeContext *ctx)
 	return ap_saop_combine(saop->useOr, items, nitems);
 }
 
+/*
+ * An operator, decided in the same order as shippable.c's walker: a value
+ * the host computes at scan start, a date-vs-timestamptz comparison
+ * rewritten on dates, an arithmetic operator (as the function behind it),
+ * or a comparison of two arguments.
+ */
+static ActivePg__Expr *
+ap_encode_opexpr(OpExpr *op, ApEncodeContext *ctx)
+{
+	const ApFunction *f;
+	ApOp		apop;
+	bool		date_left;
+
+	if (ApIsHostConstant((Node *) op))
+		return ap_encode_host_value((Node *) op, ctx);
+	set_opfuncid(op);
+	if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
+		return ap_encode_datetz(op, apop, date_left, ctx);
+	f = ApLookupFunction(op->opfuncid);
+	if (f != NULL)
+		return ap_encode_function(f, op->args, op->opresulttype, ctx);
+	if (list_length(op->args) != 2)
+		elog(ERROR, "unexpected operator arity in ActiveScan disk qual");
+	return ap_comparison(op->opfuncid,
+						 ap_encode(linitial(op->args), ctx),
+						 ap_encode(lsecond(op->args), ctx));
+}
+
+/* A function call of the whitelist, or a value the host computes at scan start. */
+static ActivePg__Expr *
+ap_encode_funcexpr(FuncExpr *fe, ApEncodeContext *ctx)
+{
+	const ApFunction *f;
+
+	if (ApIsHostConstant((Node *) fe))
+		return ap_encode_host_value((Node *) fe, ctx);
+	f = ApLookupFunction(fe->funcid);
+	if (f == NULL)
+		elog(ERROR, "function %u in ActiveScan disk qual is not shippable",
+			 fe->funcid);
+	return ap_encode_function(f, fe->args, fe->funcresulttype, ctx);
+}
+
+/*
+ * The tested value of a simple CASE, in place of each CaseTestExpr of its
+ * WHENs.  The tested value's own CaseTestExprs belong to an outer CASE, so
+ * it is encoded with no tested value of its own.
+ */
+static ActivePg__Expr *
+ap_encode_casetest(ApEncodeContext *ctx)
+{
+	Node	   *tested = ctx->casetest;
+	ActivePg__Expr *e;
+
+	if (tested == NULL)
+		elog(ERROR, "unexpected CaseTestExpr in ActiveScan disk qual");
+	ctx->casetest = NULL;
+	e = ap_encode(tested, ctx);
+	ctx->casetest = tested;
+	return e;
+}
+
+static ActivePg__Expr *
+ap_encode_coalesce(CoalesceExpr *co, ApEncodeContext *ctx)
+{
+	ActivePg__CoalesceExpr *m = palloc(sizeof(ActivePg__CoalesceExpr));
+	ActivePg__Expr *e;
+	ListCell   *lc;
+
+	active_pg__coalesce_expr__init(m);
+	m->result_kind = ApTypeKindOf(co->coalescetype);
+	m->args = palloc(sizeof(ActivePg__Expr *) * Max(list_length(co->args), 1));
+	foreach(lc, co->args)
+		m->args[m->n_args++] = ap_encode(lfirst(lc), ctx);
+	e = ap_new_expr();
+	e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
+	e->coalesce = m;
+	return e;
+}
+
+static ActivePg__Expr *
+ap_encode_boolexpr(BoolExpr *b, ApEncodeContext *ctx)
+{
+	ActivePg__Expr **args;
+	ApBoolKind	kind;
+	int			nargs = 0;
+	ListCell   *lc;
+
+	switch (b->boolop)
+	{
+		case AND_EXPR:
+			kind = AP_BOOL_AND;
+			break;
+		case OR_EXPR:
+			kind = AP_BOOL_OR;
+			break;
+		case NOT_EXPR:
+			kind = AP_BOOL_NOT;
+			break;
+		default:
+			elog(ERROR, "unrecognized boolop %d in ActiveScan disk qual",
+				 (int) b->boolop);
+			kind = AP_BOOL_AND; /* keep compiler quiet */
+			break;
+	}
+	args = palloc(sizeof(ActivePg__Expr *) * Max(list_length(b->args), 1));
+	foreach(lc, b->args)
+		args[nargs++] = ap_encode(lfirst(lc), ctx);
+	return ap_bool(kind, args, nargs);
+}
+
+static ActivePg__Expr *
+ap_encode_boolean_test(BooleanTest *bt, ApEncodeContext *ctx)
+{
+	ActivePg__BooleanTest *m = palloc(sizeof(ActivePg__BooleanTest));
+	ActivePg__Expr *e;
+
+	active_pg__boolean_test__init(m);
+	m->arg = ap_encode((Node *) bt->arg, ctx);
+	switch (bt->booltesttype)
+	{
+		case IS_TRUE:
+			m->kind = AP_IS_TRUE;
+			break;
+		case IS_NOT_TRUE:
+			m->kind = AP_IS_NOT_TRUE;
+			break;
+		case IS_FALSE:
+			m->kind = AP_IS_FALSE;
+			break;
+		case IS_NOT_FALSE:
+			m->kind = AP_IS_NOT_FALSE;
+			break;
+		case IS_UNKNOWN:
+			m->kind = AP_IS_UNKNOWN;
+			break;
+		case IS_NOT_UNKNOWN:
+			m->kind = AP_IS_NOT_UNKNOWN;
+			break;
+		default:
+			elog(ERROR, "unrecognized booltesttype %d in ActiveScan disk qual",
+				 (int) bt->booltesttype);
+	}
+	e = ap_new_expr();
+	e->node_case = ACTIVE_PG__EXPR__NODE_BOOL_TEST;
+	e->bool_test = m;
+	return e;
+}
+
 /* Encode one expression node (whitelisted by shippable.c). */
 static ActivePg__Expr *
 ap_encode(Node *node, ApEncodeContext *ctx)
@@ -595,70 +744,15 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 		case T_RelabelType:
 			return ap_encode((Node *) ((RelabelType *) node)->arg, ctx);
 		case T_OpExpr:
-			{
-				OpExpr	   *op = (OpExpr *) node;
-				const ApFunction *f;
-				ApOp		apop;
-				bool		date_left;
-
-				/* the same order of decisions as shippable.c's walker */
-				if (ApIsHostConstant(node))
-					return ap_encode_host_value(node, ctx);
-				set_opfuncid(op);
-				if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
-					return ap_encode_datetz(op, apop, date_left, ctx);
-				f = ApLookupFunction(op->opfuncid);
-				if (f != NULL)
-					return ap_encode_function(f, op->args, op->opresulttype, ctx);
-				if (list_length(op->args) != 2)
-					elog(ERROR, "unexpected operator arity in ActiveScan disk qual");
-				return ap_comparison(op->opfuncid,
-									 ap_encode(linitial(op->args), ctx),
-									 ap_encode(lsecond(op->args), ctx));
-			}
+			return ap_encode_opexpr((OpExpr *) node, ctx);
 		case T_FuncExpr:
-			{
-				FuncExpr   *fe = (FuncExpr *) node;
-				const ApFunction *f;
-
-				if (ApIsHostConstant(node))
-					return ap_encode_host_value(node, ctx);
-				f = ApLookupFunction(fe->funcid);
-				if (f == NULL)
-					elog(ERROR, "function %u in ActiveScan disk qual is not shippable",
-						 fe->funcid);
-				return ap_encode_function(f, fe->args, fe->funcresulttype, ctx);
-			}
+			return ap_encode_funcexpr((FuncExpr *) node, ctx);
 		case T_CaseExpr:
 			return ap_encode_case((CaseExpr *) node, ctx);
 		case T_CaseTestExpr:
-			if (ctx->casetest == NULL)
-				elog(ERROR, "unexpected CaseTestExpr in ActiveScan disk qual");
-			{
-				/* the tested value's own CaseTestExprs belong to an outer CASE */
-				Node	   *tested = ctx->casetest;
-
-				ctx->casetest = NULL;
-				e = ap_encode(tested, ctx);
-				ctx->casetest = tested;
-				return e;
-			}
+			return ap_encode_casetest(ctx);
 		case T_CoalesceExpr:
-			{
-				CoalesceExpr *co = (CoalesceExpr *) node;
-				ActivePg__CoalesceExpr *m = palloc(sizeof(ActivePg__CoalesceExpr));
-				ListCell   *lc;
-
-				active_pg__coalesce_expr__init(m);
-				m->result_kind = ApTypeKindOf(co->coalescetype);
-				m->args = palloc(sizeof(ActivePg__Expr *) * Max(list_length(co->args), 1));
-				foreach(lc, co->args)
-					m->args[m->n_args++] = ap_encode(lfirst(lc), ctx);
-				e = ap_new_expr();
-				e->node_case = ACTIVE_PG__EXPR__NODE_COALESCE;
-				e->coalesce = m;
-				return e;
-			}
+			return ap_encode_coalesce((CoalesceExpr *) node, ctx);
 		case T_NullIfExpr:
 			return ap_encode_nullif_distinct((OpExpr *) node, false, ctx);
 		case T_DistinctExpr:
@@ -666,35 +760,7 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 		case T_ScalarArrayOpExpr:
 			return ap_encode_saop((ScalarArrayOpExpr *) node, ctx);
 		case T_BoolExpr:
-			{
-				BoolExpr   *b = (BoolExpr *) node;
-				ActivePg__Expr **args;
-				ApBoolKind	kind;
-				int			nargs = 0;
-				ListCell   *lc;
-
-				switch (b->boolop)
-				{
-					case AND_EXPR:
-						kind = AP_BOOL_AND;
-						break;
-					case OR_EXPR:
-						kind = AP_BOOL_OR;
-						break;
-					case NOT_EXPR:
-						kind = AP_BOOL_NOT;
-						break;
-					default:
-						elog(ERROR, "unrecognized boolop %d in ActiveScan disk qual",
-							 (int) b->boolop);
-						kind = AP_BOOL_AND; /* keep compiler quiet */
-						break;
-				}
-				args = palloc(sizeof(ActivePg__Expr *) * Max(list_length(b->args), 1));
-				foreach(lc, b->args)
-					args[nargs++] = ap_encode(lfirst(lc), ctx);
-				return ap_bool(kind, args, nargs);
-			}
+			return ap_encode_boolexpr((BoolExpr *) node, ctx);
 		case T_NullTest:
 			{
 				NullTest   *nt = (NullTest *) node;
@@ -703,41 +769,7 @@ ap_encode(Node *node, ApEncodeContext *ctx)
 									nt->nulltesttype == IS_NOT_NULL);
 			}
 		case T_BooleanTest:
-			{
-				BooleanTest *bt = (BooleanTest *) node;
-				ActivePg__BooleanTest *m = palloc(sizeof(ActivePg__BooleanTest));
-
-				active_pg__boolean_test__init(m);
-				m->arg = ap_encode((Node *) bt->arg, ctx);
-				switch (bt->booltesttype)
-				{
-					case IS_TRUE:
-						m->kind = AP_IS_TRUE;
-						break;
-					case IS_NOT_TRUE:
-						m->kind = AP_IS_NOT_TRUE;
-						break;
-					case IS_FALSE:
-						m->kind = AP_IS_FALSE;
-						break;
-					case IS_NOT_FALSE:
-						m->kind = AP_IS_NOT_FALSE;
-						break;
-					case IS_UNKNOWN:
-						m->kind = AP_IS_UNKNOWN;
-						break;
-					case IS_NOT_UNKNOWN:
-						m->kind = AP_IS_NOT_UNKNOWN;
-						break;
-					default:
-						elog(ERROR, "unrecognized booltesttype %d in ActiveScan disk qual",
-							 (int) bt->booltesttype);
-				}
-				e = ap_new_expr();
-				e->node_case = ACTIVE_PG__EXPR__NODE_BOOL_TEST;
-				e->bool_test = m;
-				return e;
-			}
+			return ap_encode_boolean_test((BooleanTest *) node, ctx);
 		default:
 			elog(ERROR, "unrecognized node type %d in ActiveScan disk qual",
 				 (int) nodeTag(node));

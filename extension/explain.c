@@ -25,30 +25,9 @@
 #include "utils/ruleutils.h"
 
 #include "active_pg.h"
-#include "bloom.h"
-#include "exec.h"
+#include "bloomjoin.h"
+#include "activescan.h"
 #include "model.h"
-
-/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
-char *
-ApFormatBytes(double bytes)
-{
-	if (bytes < 1024.0)
-		return psprintf("%.0f B", bytes);
-	if (bytes < 1024.0 * 1024.0)
-		return psprintf("%.1f kB", bytes / 1024.0);
-	if (bytes < 1024.0 * 1024.0 * 1024.0)
-		return psprintf("%.1f MB", bytes / (1024.0 * 1024.0));
-	return psprintf("%.1f GB", bytes / (1024.0 * 1024.0 * 1024.0));
-}
-
-/* Start a text-format line at the current indentation. */
-void
-ApExplainTextLine(ExplainState *es, const char *label)
-{
-	appendStringInfoSpaces(es->str, es->indent * 2);
-	appendStringInfo(es->str, "%s: ", label);
-}
 
 /* Expressions deparsed in the plan's context, as EXPLAIN shows a scan's. */
 List *

@@ -4,7 +4,7 @@
  *
  * Rules of this file:
  *   - The worker starts once recovery has finished: disks serve only normal
- *     backends, and during recovery scans run on the host anyway (exec.c).
+ *     backends, and during recovery scans run on the host anyway (activescan.c).
  *   - The disks are children of the launcher, not of the postmaster.  Each
  *     child asks the kernel to SIGKILL it when the launcher dies
  *     (PR_SET_PDEATHSIG), so a crash of the launcher or a postmaster
@@ -45,7 +45,7 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "client.h"
+#include "transport.h"
 
 PGDLLEXPORT void ApLauncherMain(Datum main_arg);
 
@@ -74,7 +74,6 @@ typedef struct ApDiskChild
 	int			strikes;		/* probes in a row it did not answer */
 } ApDiskChild;
 
-static bool ap_launcher_registered = false;
 static volatile sig_atomic_t ap_got_sigterm = false;
 static ApDiskChild ap_children[AP_NDISKS_MAX];
 static int	ap_nchildren = 0;
@@ -87,20 +86,6 @@ static int	ap_started_memory_mb = 0;
 static char *ap_started_secret = NULL;
 
 static void ap_remember_secret(void);
-
-/* Socket path of the launcher's disk i, relative to the data directory. */
-void
-ApDiskSocketPath(int disk, char *buf, size_t buflen)
-{
-	snprintf(buf, buflen, "%s/disk%d.sock", AP_SOCKET_DIR, disk);
-}
-
-/* Was the launcher registered in this server (library preloaded)? */
-bool
-ApLauncherRegistered(void)
-{
-	return ap_launcher_registered;
-}
 
 /* Register the launcher; only possible while shared_preload_libraries loads. */
 void
@@ -119,7 +104,7 @@ ApLauncherRegister(void)
 	worker.bgw_main_arg = (Datum) 0;
 	worker.bgw_notify_pid = 0;
 	RegisterBackgroundWorker(&worker);
-	ap_launcher_registered = true;
+	ApLauncherSetRegistered();
 }
 
 /* SIGTERM: stop the disks and exit at the next loop iteration. */
@@ -191,13 +176,10 @@ ap_start_disk(int i, const char *diskd_path)
 {
 	char		sock[MAXPGPATH];
 	char		idbuf[16];
-	char		qdbuf[16];
-	char		mediabuf[16];
-	char		ratiobuf[32];
-	char		membuf[16];
+	char		setbufs[AP_DAEMON_SETTINGS_MAX][AP_DAEMON_ARG_BYTES];
 	char		ndbuf[16];
 	char		connbuf[16];
-	char	   *argv[24];
+	char	   *argv[16 + 2 * AP_DAEMON_SETTINGS_MAX];
 	int			argc;
 	char	  **env;
 	pid_t		pid;
@@ -205,7 +187,6 @@ ap_start_disk(int i, const char *diskd_path)
 
 	ApDiskSocketPath(i, sock, sizeof(sock));
 	snprintf(idbuf, sizeof(idbuf), "%d", i);
-	snprintf(qdbuf, sizeof(qdbuf), "%d", active_pg_queue_depth);
 	argv[0] = (char *) diskd_path;
 	argv[1] = "-D";
 	argv[2] = DataDir;
@@ -213,42 +194,36 @@ ap_start_disk(int i, const char *diskd_path)
 	argv[4] = sock;
 	argv[5] = "--disk-id";
 	argv[6] = idbuf;
-	argv[7] = "--queue-depth";
-	argv[8] = qdbuf;
 	/*
 	 * Room for every backend and worker the server may run, each with two
 	 * scans open at once (a join of two pushed scans, an open cursor); a
 	 * disk that still refuses (BUSY) is taken over by the host.
 	 */
 	snprintf(connbuf, sizeof(connbuf), "%d", Min(2 * MaxBackends + 16, AP_DISKD_MAX_CONNECTIONS));
-	argv[9] = "--max-connections";
-	argv[10] = connbuf;
+	argv[7] = "--max-connections";
+	argv[8] = connbuf;
 	/* the daemon refuses a data directory of another major than ours */
-	argv[11] = "--pg-version";
-	argv[12] = CppAsString2(PG_MAJORVERSION_NUM);
-	argc = 13;
-	/* the emulation settings: off unless configured */
-	if (active_pg_disk_media_mbps > 0)
+	argv[9] = "--pg-version";
+	argv[10] = CppAsString2(PG_MAJORVERSION_NUM);
+	argc = 11;
+
+	/*
+	 * The emulation settings, off unless configured: which ones and when is
+	 * the settings table's (guc.c).  The queue depth is not among them: it
+	 * travels with each ScanRequest, the one path for hand-started and
+	 * launched disks alike.
+	 */
+	argc = ApDaemonSettingArgs(argv, argc, setbufs, AP_DAEMON_SETTINGS_MAX);
+	/* a slowed disk also shares the host's cores with the other emulated disks */
+	for (int a = 11; a < argc; a += 2)
 	{
-		snprintf(mediabuf, sizeof(mediabuf), "%d", active_pg_disk_media_mbps);
-		argv[argc++] = "--media-mbps";
-		argv[argc++] = mediabuf;
-	}
-	/* a disk cannot be emulated faster than the host: ratios above 1 only cost */
-	if (active_pg_disk_cpu_ratio < 1.0)
-	{
-		snprintf(ratiobuf, sizeof(ratiobuf), "%.4f", active_pg_disk_cpu_ratio);
-		snprintf(ndbuf, sizeof(ndbuf), "%d", ap_nchildren);
-		argv[argc++] = "--cpu-ratio";
-		argv[argc++] = ratiobuf;
-		argv[argc++] = "--emulated-disks";
-		argv[argc++] = ndbuf;
-	}
-	if (active_pg_disk_memory_mb > 0)
-	{
-		snprintf(membuf, sizeof(membuf), "%d", active_pg_disk_memory_mb);
-		argv[argc++] = "--memory-mb";
-		argv[argc++] = membuf;
+		if (strcmp(argv[a], "--cpu-ratio") == 0)
+		{
+			snprintf(ndbuf, sizeof(ndbuf), "%d", ap_nchildren);
+			argv[argc++] = "--emulated-disks";
+			argv[argc++] = ndbuf;
+			break;
+		}
 	}
 	argv[argc] = NULL;
 	env = ap_build_env();

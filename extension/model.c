@@ -100,7 +100,7 @@
 
 #include "active_pg.h"
 #include "ap_stripe.h"
-#include "exec.h"
+#include "activescan.h"
 #include "model.h"
 
 /*
@@ -122,10 +122,8 @@ static const double ap_w_rel[AP_MODEL_NOPS] = {1.0, 0.875, 1.125};
  *   host_scan_ns_per_byte: the host's Seq Scan per input byte (visibility,
  *     deform through the buffer manager);
  *   disk_start_ms: per disk and execution (connect, handshake, request).
+ * Their variables, defaults and bounds are in guc.c's settings table.
  */
-double		active_pg_disk_scan_ns_per_byte = AP_DISK_SCAN_NS_PER_BYTE_DEFAULT;
-double		active_pg_host_scan_ns_per_byte = AP_HOST_SCAN_NS_PER_BYTE_DEFAULT;
-double		active_pg_disk_start_ms = AP_DISK_START_MS_DEFAULT;
 
 /* One operator (comparison, arithmetic) per tuple, disk or host. */
 #define AP_NS_PER_OP				15.0

@@ -25,13 +25,9 @@
 
 /*
  * The machine constants of the model, settings measured by
- * active_pg.calibrate() (defaults: the development machine, 2 cores).
+ * active_pg.calibrate() (defaults in guc.c's table: the development
+ * machine, 2 cores).
  */
-#define AP_DISK_SCAN_NS_PER_BYTE_DEFAULT	0.4
-#define AP_HOST_SCAN_NS_PER_BYTE_DEFAULT	1.8
-#define AP_DISK_START_MS_DEFAULT			0.45
-#define AP_MODEL_CONSTANT_MIN				0.001
-#define AP_MODEL_CONSTANT_MAX				1000.0
 extern double active_pg_disk_scan_ns_per_byte;	/* active_pg.disk_scan_ns_per_byte */
 extern double active_pg_host_scan_ns_per_byte;	/* active_pg.host_scan_ns_per_byte */
 extern double active_pg_disk_start_ms;	/* active_pg.disk_start_ms */

@@ -9,7 +9,7 @@
  *     rescan's workers start): it decides once for all participants whether
  *     the scan is pushed down (ApDiskScanPossible with its snapshot, which
  *     the workers share) and, if so, flushes the relation, fixes nblocks and
- *     cuts the scan into work items (diskscan.h: virtual disks of the
+ *     cuts the scan into work items (disk_conversation.h: virtual disks of the
  *     striping geometry, claimed with an atomic counter).  Otherwise the
  *     participants share a parallel heap scan, as a Parallel Seq Scan does.
  *   - Each participant runs its own conversation with the disks of the items
@@ -41,7 +41,7 @@
 #include "utils/rel.h"
 
 #include "active_pg.h"
-#include "exec.h"
+#include "activescan.h"
 
 /* Layout: the state, host mode's heap scan descriptor, one statistics slot per worker. */
 static Size

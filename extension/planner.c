@@ -44,7 +44,7 @@
  * optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
  * testing switch) makes ActiveScan the only path of every eligible relation.
  *
- * Projection: the executor (exec.c) runs ExecScan, which evaluates the plan's
+ * Projection: the executor (activescan.c) runs ExecScan, which evaluates the plan's
  * target list over the scan slot, so the path sets CUSTOMPATH_SUPPORT_PROJECTION
  * and the planner puts computed targets into the scan instead of a Result
  * above it.  Such targets only reference Vars of rel->reltarget, which are in
@@ -462,10 +462,10 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		active_pg_interconnect_mbps == 0;
 	cpath->path.parallel_workers = 0;
 	cpath->path.pathkeys = NIL;
-	/* ExecScan projects the plan's tlist over the scan slot (exec.c) */
+	/* ExecScan projects the plan's tlist over the scan slot (activescan.c) */
 	/*
 	 * A sequential scan runs backward too, so PostgreSQL makes a cursor over
-	 * it scrollable; ActiveScan does the same (exec.c keeps the tuples).
+	 * it scrollable; ActiveScan does the same (activescan.c keeps the tuples).
 	 */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION | CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
 	cpath->custom_paths = NIL;

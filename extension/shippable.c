@@ -6,7 +6,7 @@
  *	  ap_operators[], ap_datetz_operators[], ap_functions[], date fields) and
  *	  their lookups live in shippable_tables.c.
  *
- * A clause is shipped to the disks only if the disk VM (diskd/vm.c) computes
+ * A clause is shipped to the disks only if the disk VM (diskd/vm_compile.c) computes
  * exactly what PostgreSQL would, for every input, including NULLs.  The
  * walker below is a whitelist: any node type, function, type or collation it
  * does not know makes the whole clause stay on the host.  The rules:
@@ -563,8 +563,182 @@ ap_case_shippable(CaseExpr *ce, ApShipContext *ctx, ApTypeKind *kind)
 }
 
 /*
+ * A value the host computes once when the scan starts (no Var in it) is a
+ * constant to the disk: shippable if the disk knows its type.
+ */
+static bool
+ap_host_constant_shippable(Node *node, ApTypeKind *kind)
+{
+	*kind = ApTypeKindOf(exprType(node));
+	return *kind != AP_TYPE_OTHER;
+}
+
+/* A column, constant or parameter: shippable if the disk knows its type. */
+static bool
+ap_leaf_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
+{
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		/* only user columns of the scanned relation */
+		if (var->varno != ctx->relid || var->varlevelsup != 0 ||
+			var->varattno <= 0)
+			return false;
+	}
+	else if (IsA(node, Param))
+	{
+		Param	   *p = (Param *) node;
+
+		/* the host evaluates it when the scan starts */
+		if (p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC)
+			return false;
+	}
+	*kind = ApTypeKindOf(exprType(node));
+	return *kind != AP_TYPE_OTHER;
+}
+
+/*
+ * A binary-compatible cast (varchar to text, say): the disk sees the same
+ * bytes, so it may only relabel within one family of kinds.
+ */
+static bool
+ap_relabel_shippable(RelabelType *r, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ApTypeKind	arg_kind;
+	ApTypeKind	res_kind;
+
+	if (!ap_shippable((Node *) r->arg, ctx, &arg_kind))
+		return false;
+	res_kind = ApTypeKindOf(r->resulttype);
+	if (res_kind == AP_TYPE_OTHER ||
+		ap_kind_family(res_kind) != ap_kind_family(arg_kind))
+		return false;
+	/* the encoder drops the relabel: the disk sees the arg's kind */
+	*kind = arg_kind;
+	return true;
+}
+
+/*
+ * An operator: a comparison of the whitelist (both arguments shippable and
+ * a pair the disk compares as PostgreSQL does), a date-vs-timestamptz
+ * comparison encode.c rewrites, or an arithmetic operator, which is checked
+ * as the function behind it.
+ */
+static bool
+ap_opexpr_shippable(OpExpr *op, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ApTypeKind	left;
+	ApTypeKind	right;
+	ApOp		apop;
+	ApCmp		apcmp;
+	bool		date_left;
+
+	if (ApIsHostConstant((Node *) op))
+		return ap_host_constant_shippable((Node *) op, kind);
+	set_opfuncid(op);
+	/* rewritten by encode.c into a date comparison */
+	if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
+	{
+		*kind = AP_TYPE_BOOL;
+		return ap_datetz_shippable(op, date_left, ctx);
+	}
+	if (!ApLookupOperator(op->opfuncid, &apop, &apcmp))
+		return ap_function_shippable(op->opfuncid, op->args, op->inputcollid,
+									 op->opresulttype, ctx, kind);
+	if (list_length(op->args) != 2)
+		return false;
+	if (!ap_arg_shippable(linitial(op->args), ctx, &left, 1) ||
+		!ap_arg_shippable(lsecond(op->args), ctx, &right, 1))
+		return false;
+	if (!ap_comparison_ok(op->opfuncid, op->inputcollid, left, right))
+		return false;
+	*kind = AP_TYPE_BOOL;
+	return true;
+}
+
+/* A function call of the whitelist; set-returning and VARIADIC calls never. */
+static bool
+ap_funcexpr_shippable(FuncExpr *fe, ApShipContext *ctx, ApTypeKind *kind)
+{
+	if (ApIsHostConstant((Node *) fe))
+		return ap_host_constant_shippable((Node *) fe, kind);
+	if (fe->funcretset || fe->funcvariadic)
+		return false;
+	return ap_function_shippable(fe->funcid, fe->args, fe->inputcollid,
+								 fe->funcresulttype, ctx, kind);
+}
+
+/* COALESCE: every argument shippable and of the result's family. */
+static bool
+ap_coalesce_shippable(CoalesceExpr *co, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ListCell   *lc;
+
+	*kind = ApTypeKindOf(co->coalescetype);
+	if (*kind == AP_TYPE_OTHER || co->args == NIL)
+		return false;
+	foreach(lc, co->args)
+	{
+		ApTypeKind	k;
+
+		if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) ||
+			ap_kind_family(k) != ap_kind_family(*kind))
+			return false;
+	}
+	return true;
+}
+
+/* AND, OR, NOT over boolean arguments, all shippable. */
+static bool
+ap_boolexpr_shippable(BoolExpr *b, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ListCell   *lc;
+
+	if (b->boolop != AND_EXPR && b->boolop != OR_EXPR &&
+		b->boolop != NOT_EXPR)
+		return false;
+	foreach(lc, b->args)
+	{
+		ApTypeKind	k;
+
+		if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) || k != AP_TYPE_BOOL)
+			return false;
+	}
+	*kind = AP_TYPE_BOOL;
+	return true;
+}
+
+/* IS [NOT] NULL of a scalar; IS [NOT] TRUE/FALSE/UNKNOWN of a boolean. */
+static bool
+ap_test_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
+{
+	ApTypeKind	k;
+
+	if (IsA(node, NullTest))
+	{
+		NullTest   *nt = (NullTest *) node;
+
+		/* row-valued IS NULL looks at each field: not ours */
+		if (nt->argisrow || !ap_arg_shippable((Node *) nt->arg, ctx, &k, 1))
+			return false;
+	}
+	else
+	{
+		BooleanTest *bt = (BooleanTest *) node;
+
+		if (!ap_arg_shippable((Node *) bt->arg, ctx, &k, 1) || k != AP_TYPE_BOOL)
+			return false;
+	}
+	*kind = AP_TYPE_BOOL;
+	return true;
+}
+
+/*
  * The whitelist walker.  Returns true if the disk can evaluate node exactly,
- * with *kind set to the kind of its result.  Default: not shippable.
+ * with *kind set to the kind of its result.  Default: not shippable.  Each
+ * kind of node has its own step above; this only bounds the program's size
+ * and picks the step.
  */
 static bool
 ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
@@ -583,104 +757,20 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 	switch (nodeTag(node))
 	{
 		case T_Var:
-			{
-				Var		   *var = (Var *) node;
-
-				/* only user columns of the scanned relation */
-				if (var->varno != ctx->relid || var->varlevelsup != 0 ||
-					var->varattno <= 0)
-					return false;
-				*kind = ApTypeKindOf(var->vartype);
-				return *kind != AP_TYPE_OTHER;
-			}
 		case T_Const:
-			{
-				Const	   *c = (Const *) node;
-
-				*kind = ApTypeKindOf(c->consttype);
-				return *kind != AP_TYPE_OTHER;
-			}
 		case T_Param:
-			{
-				Param	   *p = (Param *) node;
-
-				/* the host evaluates it when the scan starts */
-				if (p->paramkind != PARAM_EXTERN && p->paramkind != PARAM_EXEC)
-					return false;
-				*kind = ApTypeKindOf(p->paramtype);
-				return *kind != AP_TYPE_OTHER;
-			}
+			return ap_leaf_shippable(node, ctx, kind);
 		case T_RelabelType:
-			{
-				RelabelType *r = (RelabelType *) node;
-				ApTypeKind	arg_kind;
-				ApTypeKind	res_kind;
-
-				if (!ap_shippable((Node *) r->arg, ctx, &arg_kind))
-					return false;
-				res_kind = ApTypeKindOf(r->resulttype);
-				if (res_kind == AP_TYPE_OTHER ||
-					ap_kind_family(res_kind) != ap_kind_family(arg_kind))
-					return false;
-				/* the encoder drops the relabel: the disk sees the arg's kind */
-				*kind = arg_kind;
-				return true;
-			}
+			return ap_relabel_shippable((RelabelType *) node, ctx, kind);
 		case T_OpExpr:
-			{
-				OpExpr	   *op = (OpExpr *) node;
-				ApTypeKind	left;
-				ApTypeKind	right;
-				ApOp		apop;
-				ApCmp		apcmp;
-				bool		date_left;
-
-				/* Var-free: evaluated by the host at scan start */
-				if (ApIsHostConstant(node))
-				{
-					*kind = ApTypeKindOf(exprType(node));
-					return *kind != AP_TYPE_OTHER;
-				}
-				set_opfuncid(op);
-				/* rewritten by encode.c into a date comparison */
-				if (ApLookupDateTzOperator(op->opfuncid, &apop, &date_left))
-				{
-					*kind = AP_TYPE_BOOL;
-					return ap_datetz_shippable(op, date_left, ctx);
-				}
-				if (!ApLookupOperator(op->opfuncid, &apop, &apcmp))
-					return ap_function_shippable(op->opfuncid, op->args, op->inputcollid,
-												 op->opresulttype, ctx, kind);
-				if (list_length(op->args) != 2)
-					return false;
-				if (!ap_arg_shippable(linitial(op->args), ctx, &left, 1) ||
-					!ap_arg_shippable(lsecond(op->args), ctx, &right, 1))
-					return false;
-				if (!ap_comparison_ok(op->opfuncid, op->inputcollid, left, right))
-					return false;
-				*kind = AP_TYPE_BOOL;
-				return true;
-			}
+			return ap_opexpr_shippable((OpExpr *) node, ctx, kind);
 		case T_FuncExpr:
-			{
-				FuncExpr   *fe = (FuncExpr *) node;
-
-				if (ApIsHostConstant(node))
-				{
-					*kind = ApTypeKindOf(exprType(node));
-					return *kind != AP_TYPE_OTHER;
-				}
-				if (fe->funcretset || fe->funcvariadic)
-					return false;
-				return ap_function_shippable(fe->funcid, fe->args, fe->inputcollid,
-											 fe->funcresulttype, ctx, kind);
-			}
+			return ap_funcexpr_shippable((FuncExpr *) node, ctx, kind);
 		case T_SQLValueFunction:
 		case T_CoerceViaIO:
 			if (!ApIsHostConstant(node))
 				return false;
-			*kind = ApTypeKindOf(exprType(node));
-			return *kind != AP_TYPE_OTHER;
+			return ap_host_constant_shippable(node, kind);
 		case T_CaseExpr:
 			return ap_case_shippable((CaseExpr *) node, ctx, kind);
 		case T_CaseTestExpr:
@@ -691,23 +781,7 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 			*kind = ctx->casetest_kind;
 			return ctx->nodes <= AP_MAX_EXPR_NODES;
 		case T_CoalesceExpr:
-			{
-				CoalesceExpr *co = (CoalesceExpr *) node;
-				ListCell   *lc;
-
-				*kind = ApTypeKindOf(co->coalescetype);
-				if (*kind == AP_TYPE_OTHER || co->args == NIL)
-					return false;
-				foreach(lc, co->args)
-				{
-					ApTypeKind	k;
-
-					if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) ||
-						ap_kind_family(k) != ap_kind_family(*kind))
-						return false;
-				}
-				return true;
-			}
+			return ap_coalesce_shippable((CoalesceExpr *) node, ctx, kind);
 		case T_NullIfExpr:
 			return ap_nullif_distinct_shippable((OpExpr *) node, false, ctx, kind);
 		case T_DistinctExpr:
@@ -718,46 +792,10 @@ ap_shippable(Node *node, ApShipContext *ctx, ApTypeKind *kind)
 			*kind = AP_TYPE_BOOL;
 			return true;
 		case T_BoolExpr:
-			{
-				BoolExpr   *b = (BoolExpr *) node;
-				ListCell   *lc;
-
-				if (b->boolop != AND_EXPR && b->boolop != OR_EXPR &&
-					b->boolop != NOT_EXPR)
-					return false;
-				foreach(lc, b->args)
-				{
-					ApTypeKind	k;
-
-					if (!ap_arg_shippable(lfirst(lc), ctx, &k, 1) || k != AP_TYPE_BOOL)
-						return false;
-				}
-				*kind = AP_TYPE_BOOL;
-				return true;
-			}
+			return ap_boolexpr_shippable((BoolExpr *) node, ctx, kind);
 		case T_NullTest:
-			{
-				NullTest   *nt = (NullTest *) node;
-				ApTypeKind	k;
-
-				/* row-valued IS NULL looks at each field: not ours */
-				if (nt->argisrow)
-					return false;
-				if (!ap_arg_shippable((Node *) nt->arg, ctx, &k, 1))
-					return false;
-				*kind = AP_TYPE_BOOL;
-				return true;
-			}
 		case T_BooleanTest:
-			{
-				BooleanTest *bt = (BooleanTest *) node;
-				ApTypeKind	k;
-
-				if (!ap_arg_shippable((Node *) bt->arg, ctx, &k, 1) || k != AP_TYPE_BOOL)
-					return false;
-				*kind = AP_TYPE_BOOL;
-				return true;
-			}
+			return ap_test_shippable(node, ctx, kind);
 		default:
 			/* don't forget encode.c when adding a node type here */
 			return false;

@@ -12,7 +12,7 @@
  * to the disk; the first qual that must stay on the host and could raise a
  * data-dependent error (one that is not leakproof) keeps every later one on
  * the host as well; leakproof host quals can be overtaken.  The disk evaluates its AND left to right and
- * hands the row back at the first argument it cannot compute (diskd/vm.c),
+ * hands the row back at the first argument it cannot compute (diskd/vm_compile.c),
  * and the host re-checks handed-back rows against all quals in the original
  * order: errors are then PostgreSQL's own, on the same rows.
  *

@@ -9,7 +9,7 @@
  *	- Only data and pure lookups live here; the expression walker, the
  *	  host-constant logic and qual classification stay in shippable.c.
  *	- Every entry's semantics must be reproduced bit for bit by the disk VM
- *	  (diskd/vm.c) for the ApCmp/ApFunc named (see proto/ap_types.h); all
+ *	  (diskd/vm_compile.c) for the ApCmp/ApFunc named (see proto/ap_types.h); all
  *	  listed comparisons are immutable, strict and cannot fail.
  *	- Functions are recognized by their implementation's pg_proc oid; anything
  *	  not listed stays on the host.

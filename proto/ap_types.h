@@ -4,7 +4,7 @@
  *
  * The host (extension/shippable.c) decides which PostgreSQL functions map to
  * which (op, cmp) pair and only ships pairs whose semantics the disk
- * reproduces bit for bit; the disk (diskd/vm.c) refuses anything else with
+ * reproduces bit for bit; the disk (diskd/vm_compile.c) refuses anything else with
  * AP_ERR_UNSUPPORTED.
  */
 #ifndef AP_TYPES_H
@@ -212,7 +212,7 @@ typedef enum ApBoolTest
 /*
  * Does comparison family cmp accept operands of kinds a and b?  The host
  * ships a comparison only if it does (extension/shippable.c) and the disk
- * refuses a program in which one does not (diskd/vm.c): one rule.
+ * refuses a program in which one does not (diskd/vm_compile.c): one rule.
  */
 static inline int
 ap_cmp_accepts(int cmp, int a, int b)

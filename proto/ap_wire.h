@@ -69,7 +69,7 @@
 #define AP_RELSEG_BLOCKS			131072	/* RELSEG_SIZE: blocks per segment file */
 #endif
 
-/* Error.code values; the host maps each to one SQLSTATE (extension/client.c). */
+/* Error.code values; the host maps each to one SQLSTATE (extension/transport.c). */
 typedef enum ApErrCode
 {
 	AP_ERR_NONE = 0,

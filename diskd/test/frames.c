@@ -3,7 +3,7 @@
  *	  Unit test of diskd's frame decoding and handshake against malformed,
  *	  truncated, oversized and random input.
  *
- * Each case runs the daemon's real connection code (ap_conn_serve) on one end
+ * Each case runs the daemon's real connection code (ap_session_serve) on one end
  * of a socketpair in a thread and plays the client on the other end.  The
  * daemon must answer with the right Error code or close the connection, and
  * must never crash, hang or stop serving the next connection.
@@ -55,7 +55,7 @@ typedef struct Session
 static void *
 serve(void *arg)
 {
-	ap_conn_serve(*(int *) arg);
+	ap_session_serve(*(int *) arg);
 	return NULL;
 }
 

@@ -1,6 +1,6 @@
 /*
  * unit_agg.c
- *	  Unit tests of the disk's partial aggregation (agg.c): grouping, every
+ *	  Unit tests of the disk's partial aggregation (agg_*.c): grouping, every
  *	  state kind, FILTER, NULLs, the all-or-nothing fallback of a numeric sum
  *	  beyond 128 bits, and a budget small enough to force flushes, checked by
  *	  decoding the AggPartial rows the table ships.

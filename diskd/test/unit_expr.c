@@ -1,6 +1,6 @@
 /*
  * unit_expr.c
- *	  Unit tests of the VM's value language (vm.c, vm_num.c, vm_date.c,
+ *	  Unit tests of the VM's value language (vm_compile.c, vm_num.c, vm_date.c,
  *	  vm_str.c, numeric.c's fixed point) and of computed projections.
  *
  * Rules of this file:

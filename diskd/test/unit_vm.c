@@ -1,6 +1,6 @@
 /*
  * unit_vm.c
- *	  Unit tests of the expression VM (vm.c, vm_eval.c): three-valued logic,
+ *	  Unit tests of the expression VM (vm_compile.c, vm_eval.c): three-valued logic,
  *	  every comparison family, compilation checks; no server needed.
  *
  * Rules of this file (unit.c's): inputs built byte by byte from the
@@ -18,7 +18,7 @@
 #include "bytes.h"
 #include "vm_internal.h"
 
-/* ---------------- vm.c ---------------- */
+/* ---------------- vm_compile.c ---------------- */
 
 /* Every protobuf node built by the tests, freed at the end. */
 
@@ -246,7 +246,7 @@ tri_leaf(ApTri t)
 	}
 }
 
-/* vm.c: AND/OR/NOT/BooleanTest/NullTest tables over TRUE/FALSE/NULL/FALLBACK. */
+/* vm_compile.c: AND/OR/NOT/BooleanTest/NullTest tables over TRUE/FALSE/NULL/FALLBACK. */
 static void
 test_vm_logic(void)
 {
@@ -437,7 +437,7 @@ MK(mk_nnan, E_num(num_nan, sizeof(num_nan)))
 MK(mk_npinf, E_num(num_pinf, sizeof(num_pinf)))
 MK(mk_nninf, E_num(num_ninf, sizeof(num_ninf)))
 
-/* vm.c: every comparison family with all six operators. */
+/* vm_compile.c: every comparison family with all six operators. */
 static void
 test_vm_compare(void)
 {
@@ -626,7 +626,7 @@ test_vm_compare(void)
 	tfree_all();
 }
 
-/* vm.c: compile-time validation errors and limits. */
+/* vm_compile.c: compile-time validation errors and limits. */
 static void
 test_vm_compile(void)
 {

@@ -1,26 +1,26 @@
 /*
- * exec.h
+ * activescan.h
  *	  Executor-side declarations of active_pg: the ActiveScan scan state
- *	  (exec.c), its distributed-device mode (pages.c) and the EXPLAIN output
+ *	  (activescan.c), its distributed-device mode (pages_mode.c) and the EXPLAIN output
  *	  of the executor nodes (explain.c).
  *
- * Rules of this file: only executor files (exec.c, pages.c, explain.c,
- * agg_exec.c) include it; connections are client.h, one scan's
- * conversation with the disks is diskscan.h, and the shared interface of
+ * Rules of this file: only executor files (activescan.c, pages_mode.c, explain.c,
+ * agg_exec.c) include it; connections are transport.h, one scan's
+ * conversation with the disks is disk_conversation.h, and the shared interface of
  * the extension stays in active_pg.h.
  */
 #ifndef AP_EXEC_H
 #define AP_EXEC_H
 
 #include "active_pg.h"
-#include "diskscan.h"
+#include "disk_conversation.h"
 
 #include "access/parallel.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "commands/explain.h"
 
-/* ---------- ActiveScan state (exec.c, explain.c) ---------- */
+/* ---------- ActiveScan state (activescan.c, explain.c) ---------- */
 
 /* A RowBatch waiting to be decoded. */
 typedef struct ApBatch
@@ -47,7 +47,7 @@ typedef struct ApWorkerStats
  */
 typedef struct ApParallelShared
 {
-	ApParallelScan work;		/* work items of a pushed-down scan (diskscan.h) */
+	ApParallelScan work;		/* work items of a pushed-down scan (disk_conversation.h) */
 	bool		host_mode;		/* the leader found pushdown impossible: heap scan */
 	Size		heap_offset;	/* host mode's ParallelTableScanDesc, from the start */
 	Size		stats_offset;	/* nworkers ApWorkerStats, one per worker number */
@@ -102,7 +102,7 @@ typedef struct ApScanState
 	TupleTableSlot *kept_slot;	/* scan tuple + int8 packed TID */
 	bool		kept_all;		/* the scan itself is exhausted */
 
-	/* distributed-device mode (pages.c): per execution, in scan_cxt */
+	/* distributed-device mode (pages_mode.c): per execution, in scan_cxt */
 	struct ApPageState *pages;
 	TupleTableSlot *page_slot;	/* heap tuples on page copies */
 
@@ -116,7 +116,7 @@ typedef struct ApScanState
 /* explain.c */
 /* ExplainCustomScan callback of ActiveScan. */
 void		ApExplainScan(CustomScanState *node, List *ancestors, ExplainState *es);
-/* Bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
+/* explain_text.c: bytes as "123 B", "4.5 kB", "6.7 MB" or "8.9 GB". */
 char	   *ApFormatBytes(double bytes);
 /* Start a text-format line "label: " at the current indentation. */
 void		ApExplainTextLine(ExplainState *es, const char *label);
@@ -141,7 +141,7 @@ void		ApExplainDiskRemoved(PlanState *ps, List *disk_quals,
 /* ANALYZE text line "Host Mode:", if any execution ran on the host. */
 void		ApExplainTextHostMode(const ApHostStats *h, ExplainState *es);
 
-/* exec.c, for pages.c */
+/* activescan.c, for pages_mode.c */
 /* Quals and projection of the heap tuple in slot into the scan slot; false if rejected. */
 bool		ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap);
 
@@ -154,7 +154,7 @@ void		ApScanShutdown(CustomScanState *node);
 /* Host mode's shared heap scan descriptor. */
 ParallelTableScanDesc ApParallelHeapScan(ApParallelShared *sh);
 
-/* pages.c: the distributed-device mode (active_pg.scan_mode = 'pages') */
+/* pages_mode.c: the distributed-device mode (active_pg.scan_mode = 'pages') */
 /* Set up the page state of one execution, after connecting and before shipping. */
 void		ApPagesBegin(ApScanState *s);
 /* Queue a PageBatch frame (the page state takes ownership). */

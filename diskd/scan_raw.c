@@ -1,5 +1,5 @@
 /*
- * scan_pages.c
+ * scan_raw.c
  *	  The distributed-device mode of a scan (AP_SCAN_MODE_PAGES): the disk
  *	  reads its stripe units as in active mode and ships the raw pages,
  *	  unchecked, in PageBatch frames; the host decides everything.
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_internal.h"
+#include "scan_state.h"
 
 /* Ship the buffered raw pages as one PageBatch. */
 int

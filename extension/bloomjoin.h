@@ -1,5 +1,5 @@
 /*
- * bloom.h
+ * bloomjoin.h
  *	  The Bloom semi-join of active_pg (Riedel et al., section 3.3.3):
  *	  the planner offers a join whose big side's ActiveScan carries a Bloom
  *	  filter over the small side's join keys (bloom_planner.c); at its first
@@ -23,16 +23,7 @@
 
 #include "ap_bloom.h"
 
-/* ---------- GUCs (guc.c) ---------- */
-#define AP_ENABLE_BLOOM_DEFAULT		true
-#define AP_FORCE_BLOOM_DEFAULT		false
-#define AP_BLOOM_MAX_BYTES_DEFAULT	(1024 * 1024)
-#define AP_BLOOM_MAX_BYTES_MIN		AP_BLOOM_BLOCK_BYTES
-#define AP_BLOOM_MAX_BYTES_MAX		((int) AP_BLOOM_BYTES_MAX)
-
-/* active_pg.bloom_bytes: 0 (sized from the keys) or a size ap_bloom_len_valid takes */
-#define AP_BLOOM_BYTES_DEFAULT		0
-#define AP_BLOOM_BYTES_GUC_MAX		((int) AP_BLOOM_BYTES_MAX)
+/* ---------- GUCs (guc.c: bounds and defaults in its settings table) ---------- */
 
 extern bool active_pg_enable_bloom;		/* active_pg.enable_bloom */
 extern bool active_pg_force_bloom;		/* active_pg.force_bloom: testing switch */
@@ -94,7 +85,7 @@ List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_key
 double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 							   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes);
 
-/* ---------- bloom_exec.c: sizing, shared with the planner and EXPLAIN ---------- */
+/* ---------- bloom_filter.c: sizing, shared with the planner and EXPLAIN ---------- */
 
 /*
  * Size (*len bytes) and k of a filter for nkeys distinct keys: fixed_bytes
@@ -223,7 +214,7 @@ void		ApBloomRescan(ApBloomState *bs, PlanState *parent);
 /* End the child plans. */
 void		ApBloomEnd(ApBloomState *bs);
 
-/* Add one key column's value, of ApTypeKind kind, to a running hash. */
+/* Add one key column's value, of ApTypeKind kind, to a running hash (bloom_filter.c). */
 void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);
 
 /* ---------- bloom_share.c ---------- */
@@ -286,7 +277,7 @@ void		ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
  * the children through the filters, not custom_ps.
  */
 List	   *ApBloomExplainChildren(ApBloomState *bs, ExplainState *es);
-/* Did this plan node run?  (ANALYZE; false without instrumentation.) */
+/* Did this plan node run?  (ANALYZE; false without instrumentation; bloom_share.c.) */
 bool		ApPlanStateRan(PlanState *ps);
 
 #endif							/* AP_BLOOM_EXT_H */

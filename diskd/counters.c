@@ -1,5 +1,5 @@
 /*
- * stats.c
+ * counters.c
  *	  Cumulative statistics of the daemon: counters over every scan of every
  *	  connection since the daemon started, answered in StatsReply.
  *

@@ -1,10 +1,13 @@
 /*
- * scan_internal.h
- *	  What scan.c (running a scan) and scan_setup.c (checking a request and
- *	  preparing its scan) share: the per-scan state and its limits.
+ * scan_state.h
+ *	  What the scan's files share: the per-scan state (struct Scan), its
+ *	  limits, and each file's entry points.  scan.c runs a scan over
+ *	  scan_setup.c (the request checked, the scan prepared), scan_page.c
+ *	  (one page decided), scan_raw.c (raw pages shipped) and failpoint.c;
+ *	  all of them send through scan_ship.c.
  */
-#ifndef DISKD_SCAN_INTERNAL_H
-#define DISKD_SCAN_INTERNAL_H
+#ifndef DISKD_SCAN_STATE_H
+#define DISKD_SCAN_STATE_H
 
 #include <stdint.h>
 
@@ -148,8 +151,30 @@ int			scan_fail(Scan *s, uint32_t code, const char *fmt,...)
 int			scan_send(Scan *s, const ActivePg__Frame *frame);
 /* An empty Fallback frame if nothing was sent for AP_HEARTBEAT_MS; 0 or -1. */
 int			scan_heartbeat(Scan *s);
+/* Wall time since t0 that this thread did not run, given its CPU time then. */
+uint64_t	scan_waited_since(uint64_t t0, uint64_t cpu0_ns);
+/* Note blocks [first, end) as processed since the last progress report. */
+int			scan_progress_add(Scan *s, uint32_t first, uint32_t end);
+/* Ship the pending TIDs and blocks, if any, as one Fallback frame. */
+int			scan_flush_fallback(Scan *s);
+/*
+ * Ship the pending fallbacks, then the buffered rows with the progress up
+ * to tuple (blkno, off); SCAN_NO_BLOCK: up to the last finished range.
+ */
+int			scan_flush_rows(Scan *s, uint32_t blkno, uint32_t off);
+/* Hand one tuple, or a whole block, to the host (batched). */
+int			scan_fallback_tid(Scan *s, uint32_t blkno, int off);
+int			scan_fallback_block(Scan *s, uint32_t blkno);
+/*
+ * An aggregation's groups, all of them, as AggPartial frames, then the
+ * progress up to (blkno, off); memory_flush says the table was full.
+ */
+int			scan_flush_groups(Scan *s, bool memory_flush, uint32_t blkno, uint32_t off);
 
-/* Distributed-device mode (scan_pages.c): its buffers, one page, the batch. */
+/* One page of an active-mode scan (scan_page.c); 0 or -1 with the error set. */
+int			scan_page(Scan *s, const unsigned char *page, uint32_t blkno);
+
+/* Distributed-device mode (scan_raw.c): its buffers, one page, the batch. */
 int			scan_prepare_pages(Scan *s);
 int			scan_ship_page(Scan *s, const unsigned char *page, uint32_t blkno);
 int			scan_flush_pages(Scan *s);
@@ -167,4 +192,4 @@ int			scan_check_request(Scan *s);
  */
 int			scan_prepare(Scan *s);
 
-#endif							/* DISKD_SCAN_INTERNAL_H */
+#endif							/* DISKD_SCAN_STATE_H */

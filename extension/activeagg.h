@@ -1,5 +1,5 @@
 /*
- * agg.h
+ * activeagg.h
  *	  ActiveAgg: aggregation at the disks.
  *
  * Files:
@@ -8,7 +8,8 @@
  *                  ActiveScan-eligible relation, and its plan
  *   agg_exec.c     the executor: ship an aggregating scan, merge the disks'
  *                  partial groups and the fallback tuples, finalize, EXPLAIN
- *   diskscan.c     one pushed-down scan's conversation with the disks,
+ *   disk_conversation.c
+ *                  one pushed-down scan's conversation with the disks,
  *                  shared with ActiveScan (ship, poll under the interconnect
  *                  throttle, xid answers, fallback TIDs and blocks)
  *
@@ -31,10 +32,7 @@
 
 #define AP_AGG_NAME					"ActiveAgg"
 
-/* active_pg.disk_agg_mem (kB): the disks' hash table budget per scan */
-#define AP_DISK_AGG_MEM_DEFAULT		(64 * 1024)
-#define AP_DISK_AGG_MEM_MIN			64
-#define AP_DISK_AGG_MEM_MAX			(1024 * 1024)
+/* active_pg.disk_agg_mem (kB): the disks' hash table budget per scan (guc.c) */
 extern int	active_pg_disk_agg_mem;
 extern bool active_pg_enable_agg;		/* active_pg.enable_agg */
 

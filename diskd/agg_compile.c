@@ -1,9 +1,12 @@
 /*
- * agg.c
- *	  Partial aggregation at the disk: a hash table of groups bounded by the
- *	  request's memory budget, flushed to the host as AggPartial frames.
+ * agg_compile.c
+ *	  Partial aggregation at the disk, compiling a request's AggProgram: the
+ *	  keys, aggregates and their kinds checked, one VM program for every
+ *	  value, the group table sized by the memory budget.  The group table is
+ *	  agg_table.c, the state transitions agg_state.c, the shipping of groups
+ *	  to the host agg_flush.c.
  *
- * Rules of this file:
+ * Rules of the disk aggregation (every agg_*.c file keeps them):
  *  - Keys and aggregate arguments are evaluated by the VM (ap_program_eval
  *    over a program whose computed projections are the keys, then each
  *    AggSpec's argument and FILTER), so they are exactly the expressions the
@@ -24,7 +27,7 @@
  *    of one budget.  A tuple that needs more than is left makes the caller
  *    flush every group (memory_flush) and retry it on the empty table.
  *  - States travel in the proto/ap_rows.h layout (keys, then one state per
- *    AggSpec, AP_AGG_STATE_KIND), encoded by rowenc.c.
+ *    AggSpec, AP_AGG_STATE_KIND), encoded by rowenc.c (agg_flush.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -142,35 +145,14 @@ add_expr(ActivePg__Expr **exprs, size_t *nexprs, int nkeys, ActivePg__Expr *e)
 }
 
 /*
- * Compile the aggregation of a request: keys, arguments and filters become
- * the computed projections of one VM program.  0 or an ApErrCode with err set.
+ * The aggregation's arrays, sized by the message: one kind per key, one spec
+ * and one pending state per aggregate, and the partial row's description.
  */
-int
-ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool encoding_utf8,
-			   uint64_t budget, ApAgg **out, char *err, size_t errlen)
+static int
+alloc_agg(const ActivePg__AggProgram *msg, ApAgg *a, char *err, size_t errlen)
 {
-	ActivePg__Program pm = ACTIVE_PG__PROGRAM__INIT;
-	ActivePg__Expr **exprs;
-	ApAgg	   *a;
-	size_t		nexprs = 0;
 	int			natts;
-	int			rc;
 
-	*out = NULL;
-	if (msg->n_group_keys != msg->n_key_kinds)
-		return agg_error(err, errlen, AP_ERR_BAD_REQUEST,
-						 "agg: %zu group keys with %zu kinds", msg->n_group_keys, msg->n_key_kinds);
-	if (msg->n_group_keys + msg->n_aggs > AP_MAX_COLUMNS)
-		return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: too many keys and aggregates");
-	a = calloc(1, sizeof(ApAgg));
-	exprs = calloc(msg->n_group_keys + 2 * msg->n_aggs + 1, sizeof(ActivePg__Expr *));
-	if (a == NULL || exprs == NULL)
-	{
-		free(a);
-		free(exprs);
-		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	}
-	*out = a;
 	a->nkeys = (int) msg->n_group_keys;
 	a->nspecs = (int) msg->n_aggs;
 	a->key_kinds = calloc(a->nkeys + 1, 1);
@@ -182,65 +164,58 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	a->out_values = calloc(natts + 1, sizeof(ApValue));
 	if (a->key_kinds == NULL || a->specs == NULL || a->next == NULL ||
 		a->out_cols == NULL || a->out_project == NULL || a->out_values == NULL)
-	{
-		free(exprs);
 		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory");
-	}
+	return 0;
+}
 
+/*
+ * Gather every expression the aggregation evaluates into one list: the keys
+ * first (so key i is value i), then each aggregate's argument and FILTER,
+ * an expression that repeats sharing one slot.  The VM then computes them
+ * all in one pass over the tuple.
+ */
+static int
+collect_exprs(const ActivePg__AggProgram *msg, ApAgg *a, ActivePg__Expr **exprs,
+			  size_t *nexprs, char *err, size_t errlen)
+{
 	for (int i = 0; i < a->nkeys; i++)
 	{
 		if (msg->key_kinds[i] == AP_TYPE_OTHER || msg->key_kinds[i] >= AP_TYPE_KIND_COUNT)
-		{
-			free(exprs);
 			return agg_error(err, errlen, AP_ERR_UNSUPPORTED, "agg: key %d has kind %u",
 							 i, msg->key_kinds[i]);
-		}
 		a->key_kinds[i] = (uint8_t) msg->key_kinds[i];
-		exprs[nexprs++] = msg->group_keys[i];
+		exprs[(*nexprs)++] = msg->group_keys[i];
 	}
 	for (int j = 0; j < a->nspecs; j++)
 	{
 		const ActivePg__AggSpec *m = msg->aggs[j];
 
 		if (m == NULL)
-		{
-			free(exprs);
 			return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: aggs[%d] missing", j);
-		}
 		a->specs[j].arg = -1;
 		a->specs[j].filter = -1;
 		if (m->fn != AP_AGG_COUNT_STAR)
 		{
 			if (m->arg == NULL)
-			{
-				free(exprs);
 				return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: aggs[%d].arg missing", j);
-			}
-			a->specs[j].arg = add_expr(exprs, &nexprs, a->nkeys, m->arg);
+			a->specs[j].arg = add_expr(exprs, nexprs, a->nkeys, m->arg);
 		}
 		if (m->filter != NULL)
-			a->specs[j].filter = add_expr(exprs, &nexprs, a->nkeys, m->filter);
+			a->specs[j].filter = add_expr(exprs, nexprs, a->nkeys, m->filter);
 		if (a->specs[j].arg < 0 && m->fn != AP_AGG_COUNT_STAR)
-		{
-			free(exprs);
 			return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory");
-		}
 	}
+	return 0;
+}
 
-	pm.n_project_exprs = nexprs;
-	pm.project_exprs = exprs;
-	rc = ap_program_compile(&pm, desc, &a->prog);
-	free(exprs);
-	if (rc != 0)
-	{
-		agg_error(err, errlen, rc, "agg: %s", a->prog.error);
-		ap_program_free(&a->prog);
-		return rc;
-	}
-	a->prog_ok = true;
-	a->prog.encoding_utf8 = encoding_utf8;
-
-	/* each value must have the kind the message says */
+/*
+ * The host sent the kind of every key and aggregate argument; the compiled
+ * program must agree, or the host would decode the partial rows wrongly.
+ * text and varchar share one byte format, so either stands for the other.
+ */
+static int
+check_kinds(const ActivePg__AggProgram *msg, ApAgg *a, char *err, size_t errlen)
+{
 	for (int i = 0; i < a->nkeys; i++)
 	{
 		int			k = a->prog.expr_cols[i].type_kind;
@@ -256,15 +231,22 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	{
 		AggSpec    *sp = &a->specs[j];
 		int			ek = sp->arg >= 0 ? a->prog.expr_cols[sp->arg].type_kind : AP_TYPE_OTHER;
+		int			rc = check_spec(msg->aggs[j], ek, sp, err, errlen);
 
-		rc = check_spec(msg->aggs[j], ek, sp, err, errlen);
 		if (rc != 0)
 			return rc;
 		if (sp->filter >= 0 && a->prog.expr_cols[sp->filter].type_kind != AP_TYPE_BOOL)
 			return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: aggs[%d].filter is not boolean", j);
 	}
+	return 0;
+}
 
-	/* the partial row: keys, then states */
+/* The partial row the host receives: the keys, then one state per aggregate. */
+static void
+describe_partial_row(ApAgg *a)
+{
+	int			natts = a->nkeys + a->nspecs;
+
 	for (int i = 0; i < natts; i++)
 	{
 		int			k = i < a->nkeys ? a->key_kinds[i] : a->specs[i - a->nkeys].state_kind;
@@ -275,7 +257,15 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 		a->out_cols[i].type_kind = (uint8_t) k;
 		a->out_project[i] = i + 1;
 	}
+}
 
+/*
+ * The group table and the per-tuple scratch, all bounded by the request's
+ * memory budget (clamped to what the table's 16-byte references can reach).
+ */
+static int
+alloc_groups(ApAgg *a, size_t nexprs, uint64_t budget, char *err, size_t errlen)
+{
 	a->evals = calloc(nexprs + 1, sizeof(ApVal));
 	a->enull = calloc(nexprs + 1, sizeof(bool));
 	a->keycap = 256;
@@ -294,7 +284,18 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 	if (a->evals == NULL || a->enull == NULL || a->keybuf == NULL || a->index == NULL ||
 		a->arena == NULL)
 		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory for the aggregation");
-	/* an accelerator only: NULL (not flat-compilable, or no memory) is fine */
+	return 0;
+}
+
+/*
+ * The fast path: when every value is flat-compilable, no key is a numeric
+ * and every aggregate is a count or a numeric sum, tuples are added a batch
+ * at a time over packed keys (agg_table.c).  It is an accelerator only: the
+ * general path gives the same groups, so failing to set it up is fine.
+ */
+static void
+choose_fast_path(ApAgg *a)
+{
 	a->flat = ap_flat_compile(&a->prog);
 	a->simple = a->flat != NULL && a->nspecs <= AGG_SIMPLE_SPECS;
 	for (int i = 0; a->simple && i < a->nkeys; i++)
@@ -308,6 +309,69 @@ ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool en
 		a->simple = a->fnum != NULL;
 	}
 	a->keycache_on = a->simple && a->nkeys <= AGG_KEYCACHE_KEYS;
+}
+
+/*
+ * Compile the aggregation of a request: keys, arguments and filters become
+ * the computed projections of one VM program.  0 or an ApErrCode with err
+ * set; on an error after *out is set the caller still frees it
+ * (ap_agg_free copes with a half-built aggregation).
+ */
+int
+ap_agg_compile(const ActivePg__AggProgram *msg, const ApTupleDesc *desc, bool encoding_utf8,
+			   uint64_t budget, ApAgg **out, char *err, size_t errlen)
+{
+	ActivePg__Program pm = ACTIVE_PG__PROGRAM__INIT;
+	ActivePg__Expr **exprs;
+	ApAgg	   *a;
+	size_t		nexprs = 0;
+	int			rc;
+
+	*out = NULL;
+	if (msg->n_group_keys != msg->n_key_kinds)
+		return agg_error(err, errlen, AP_ERR_BAD_REQUEST,
+						 "agg: %zu group keys with %zu kinds", msg->n_group_keys, msg->n_key_kinds);
+	if (msg->n_group_keys + msg->n_aggs > AP_MAX_COLUMNS)
+		return agg_error(err, errlen, AP_ERR_BAD_REQUEST, "agg: too many keys and aggregates");
+	a = calloc(1, sizeof(ApAgg));
+	exprs = calloc(msg->n_group_keys + 2 * msg->n_aggs + 1, sizeof(ActivePg__Expr *));
+	if (a == NULL || exprs == NULL)
+	{
+		free(a);
+		free(exprs);
+		return agg_error(err, errlen, AP_ERR_OUT_OF_MEMORY, "out of memory");
+	}
+	*out = a;
+	rc = alloc_agg(msg, a, err, errlen);
+	if (rc == 0)
+		rc = collect_exprs(msg, a, exprs, &nexprs, err, errlen);
+	if (rc != 0)
+	{
+		free(exprs);
+		return rc;
+	}
+
+	pm.n_project_exprs = nexprs;
+	pm.project_exprs = exprs;
+	rc = ap_program_compile(&pm, desc, &a->prog);
+	free(exprs);
+	if (rc != 0)
+	{
+		agg_error(err, errlen, rc, "agg: %s", a->prog.error);
+		ap_program_free(&a->prog);
+		return rc;
+	}
+	a->prog_ok = true;
+	a->prog.encoding_utf8 = encoding_utf8;
+
+	rc = check_kinds(msg, a, err, errlen);
+	if (rc != 0)
+		return rc;
+	describe_partial_row(a);
+	rc = alloc_groups(a, nexprs, budget, err, errlen);
+	if (rc != 0)
+		return rc;
+	choose_fast_path(a);
 	return 0;
 }
 
@@ -340,188 +404,4 @@ int
 ap_agg_max_attno(const ApAgg *a)
 {
 	return a->prog.max_attno;
-}
-
-/* Statistics for Done. */
-void
-ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes)
-{
-	*groups_shipped = a->groups_shipped;
-	*flushes = a->flushes;
-}
-
-
-/*
- * Encode a state in its datum format (AP_AGG_STATE_KIND) into p, or point
- * *ptr at the stored datum (varlena min/max).  Returns the datum's length.
- */
-static uint32_t
-encode_state(const AggSpec *sp, const AggState *s, unsigned char *p,
-			 const unsigned char **ptr)
-{
-	int			k = sp->state_kind;
-
-	*ptr = p;
-	if (sp->fn == AP_AGG_SUM && k == AP_TYPE_NUMERIC)
-	{
-		uint32_t	plen = ap_numeric_encode_fixed(&s->u.fx, p + 4);
-		uint32_t	hdr = (plen + 4) << 2;	/* SET_VARSIZE, little-endian */
-
-		memcpy(p, &hdr, 4);
-		return plen + 4;
-	}
-	if (kind_varlena(k))
-	{
-		*ptr = s->u.v.datum;
-		return s->u.v.len;
-	}
-	if (k == AP_TYPE_BOOL)
-	{
-		p[0] = s->u.b ? 1 : 0;
-		return 1;
-	}
-	if (k == AP_TYPE_FLOAT4)
-	{
-		/* a sum accumulates in float; min/max keep the (exact) double */
-		float		f = sp->fn == AP_AGG_SUM ? s->u.f4 : (float) s->u.f8;
-
-		memcpy(p, &f, 4);
-		return 4;
-	}
-	if (k == AP_TYPE_FLOAT8)
-	{
-		memcpy(p, &s->u.f8, 8);
-		return 8;
-	}
-	switch (AP_KIND_ATTLEN(k))
-	{
-		case 2:
-			{
-				int16_t		x = (int16_t) s->u.i;
-
-				memcpy(p, &x, 2);
-				return 2;
-			}
-		case 4:
-			{
-				int32_t		x = (int32_t) s->u.i;
-
-				memcpy(p, &x, 4);
-				return 4;
-			}
-		default:
-			memcpy(p, &s->u.i, 8);
-			return 8;
-	}
-}
-
-/* Point out_values[] at one group's keys and encoded states (in scratch). */
-static int
-group_values(ApAgg *a, AggGroup *g, unsigned char *scratch)
-{
-	const unsigned char *k = group_key(a, g);
-	size_t		koff = 0;
-	size_t		soff = 0;
-
-	for (int i = 0; i < a->nkeys; i++)
-	{
-		ApValue    *v = &a->out_values[i];
-		bool		isnull = k[koff++] != 0;
-
-		v->isnull = isnull;
-		v->ptr = NULL;
-		v->len = 0;
-		if (isnull)
-			continue;
-		v->ptr = k + koff;
-		if (kind_varlena(a->key_kinds[i]))
-		{
-			uint32_t	hdr;
-
-			memcpy(&hdr, k + koff, 4);
-			v->len = hdr >> 2;
-		}
-		else
-			v->len = (uint32_t) AP_KIND_ATTLEN(a->key_kinds[i]);
-		koff += v->len;
-	}
-	for (int j = 0; j < a->nspecs; j++)
-	{
-		AggSpec    *sp = &a->specs[j];
-		AggState   *s = &g->states[j];
-		ApValue    *v = &a->out_values[a->nkeys + j];
-		unsigned char *p = scratch + soff;
-
-		v->isnull = !s->has;
-		v->ptr = p;
-		v->len = 0;
-		if (!s->has)
-			continue;
-		v->len = encode_state(sp, s, p, &v->ptr);
-		soff += 8 + AP_NUMERIC_FIXED_MAX_BYTES;
-	}
-	return 0;
-}
-
-/*
- * Ship every group through send (one AggPartial per batch_bytes of rows)
- * and empty the table.  memory_flush: the table filled up.  0 or -1 (the
- * send failed or out of memory; err set).
- */
-int
-ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send, void *arg)
-{
-	ApRowBuf	rows;
-	unsigned char *scratch;
-	ApTupleDesc desc;
-	int			rc = 0;
-
-	if (a->ngroups == 0)
-		return 0;
-	if (ap_rowbuf_init(&rows, batch_bytes + 4096) < 0)
-		return -1;
-	scratch = malloc((size_t) (a->nspecs + 1) * (8 + AP_NUMERIC_FIXED_MAX_BYTES));
-	if (scratch == NULL)
-	{
-		ap_rowbuf_free(&rows);
-		return -1;
-	}
-	desc.natts = a->nkeys + a->nspecs;
-	desc.ncached = 0;
-	desc.cols = a->out_cols;
-	for (uint32_t i = 0; i < a->index_cap && rc == 0; i++)
-	{
-		AggGroup   *g = slot_group(a, i);
-
-		if (g == NULL)
-			continue;
-		group_values(a, g, scratch);
-		if (ap_rowbuf_append(&rows, &desc, a->out_project, desc.natts, a->out_values) < 0)
-		{
-			rc = -1;
-			break;
-		}
-		if (rows.len >= batch_bytes)
-		{
-			rc = send(arg, rows.data, rows.len, rows.nrows, memory_flush);
-			a->groups_shipped += rows.nrows;
-			ap_rowbuf_reset(&rows);
-		}
-	}
-	if (rc == 0 && rows.nrows > 0)
-	{
-		rc = send(arg, rows.data, rows.len, rows.nrows, memory_flush);
-		a->groups_shipped += rows.nrows;
-	}
-	ap_rowbuf_free(&rows);
-	free(scratch);
-
-	/* start again, empty */
-	memset(a->index, 0, (size_t) a->index_cap * sizeof(AggSlot));
-	memset(a->keycache, 0, sizeof(a->keycache));
-	a->arena_used = 0;
-	a->ngroups = 0;
-	if (memory_flush)
-		a->flushes++;
-	return rc;
 }

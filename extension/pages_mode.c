@@ -41,7 +41,7 @@
 
 #include "active_pg.h"
 #include "ap_stripe.h"
-#include "exec.h"
+#include "activescan.h"
 #include "ap_visibility.h"
 
 /* A PageBatch waiting to be processed. */

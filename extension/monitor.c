@@ -33,7 +33,7 @@
 #include "utils/timestamp.h"
 
 #include "active_pg.h"
-#include "client.h"
+#include "transport.h"
 
 PG_FUNCTION_INFO_V1(active_pg_disks_info);
 PG_FUNCTION_INFO_V1(active_pg_disk_stats);

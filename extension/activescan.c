@@ -1,5 +1,5 @@
 /*
- * exec.c
+ * activescan.c
  *	  Executor of ActiveScan: ship the scan to the disks, multiplex their
  *	  streams, answer their questions and finish their leftovers.
  *
@@ -21,8 +21,8 @@
  *     as a heap scan would.
  *   - The conversation with the disks (connect, ship, multiplex, xid
  *     answers, fallback queues, interconnect throttle, statistics) is
- *     diskscan.c's, shared with ActiveAgg; this file decodes RowBatches,
- *     hands PageBatches to pages.c and turns everything into scan tuples.
+ *     disk_conversation.c's, shared with ActiveAgg; this file decodes RowBatches,
+ *     hands PageBatches to pages_mode.c and turns everything into scan tuples.
  *   - The scan tuple slot of a CustomScanState is a fixed virtual slot, and
  *     compiled expressions rely on that (ExecComputeSlotInfo elides the
  *     deform step), so every tuple is returned in that slot: disk rows by
@@ -44,10 +44,10 @@
  *     of that disk's work items on the host instead).
  *   - All per-execution memory and sockets live in scan_cxt, a child of the
  *     query context: reset on rescan, deleted at the end, and released with
- *     the query on ERROR (client.c closes the sockets from its callback).
+ *     the query on ERROR (transport.c closes the sockets from its callback).
  *   - Parallel-aware plans (a partial path under Gather): each participant
  *     runs this same conversation with the work items it claims from the
- *     shared state (parallel.c, diskscan.h); the leader decided once for
+ *     shared state (parallel.c, disk_conversation.h); the leader decided once for
  *     all whether the scan is pushed down or is a parallel heap scan.
  *     Without shared state (a parallel-aware plan run without workers) the
  *     node scans everything itself.
@@ -65,8 +65,8 @@
 #include "utils/tuplestore.h"
 
 #include "active_pg.h"
-#include "bloom.h"
-#include "exec.h"
+#include "bloomjoin.h"
+#include "activescan.h"
 #include "model.h"
 
 /* Stop reading sockets while this much row data waits to be decoded. */
@@ -210,7 +210,7 @@ ap_reset(ApScanState *s)
 		table_endscan(s->host_scan);
 		s->host_scan = NULL;
 	}
-	/* closes the sockets through client.c's reset callback */
+	/* closes the sockets through transport.c's reset callback */
 	MemoryContextReset(s->scan_cxt);
 	memset(&s->ds, 0, sizeof(s->ds));
 	s->batches = NIL;
@@ -242,7 +242,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 
 	if (f->msg_case == ACTIVE_PG__FRAME__MSG_PAGE_BATCH)
 	{
-		/* pages.c owns the frame now */
+		/* pages_mode.c owns the frame now */
 		ApPagesQueue(s, conn, f);
 		return AP_FRAME_KEPT;
 	}

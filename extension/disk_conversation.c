@@ -41,7 +41,7 @@
 #include "utils/snapmgr.h"
 
 #include "ap_stripe.h"
-#include "diskscan.h"
+#include "disk_conversation.h"
 #include "model.h"
 #include "shippable.h"
 

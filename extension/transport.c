@@ -35,7 +35,7 @@
 
 #include "active_pg.h"
 #include "ap_frame_check.h"
-#include "client.h"
+#include "transport.h"
 
 /* Initial receive buffer: room for a small frame plus a default row batch. */
 #define AP_RBUF_INITIAL				(AP_BATCH_BYTES_DEFAULT + 64 * 1024)

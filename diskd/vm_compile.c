@@ -1,5 +1,5 @@
 /*
- * vm.c
+ * vm_compile.c
  *	  The expression VM, compilation: turn a protobuf Program into node trees.
  *
  * Rules of this file:
@@ -476,16 +476,156 @@ compile_coalesce(CompileCtx *cx, const ActivePg__CoalesceExpr *ce, ApNode *n, in
 }
 
 
+/*
+ * A column reference: it must name a live attribute whose stored form is
+ * the one its kind is read as, or the evaluator would misread the tuple.
+ */
+static int
+compile_var(CompileCtx *cx, int32_t attno, ApNode *n)
+{
+	const ApColumn *col;
+
+	n->kind = N_VAR;
+	if (attno < 1 || attno > cx->desc->natts)
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "attribute %d out of range 1..%d",
+							 attno, cx->desc->natts);
+	col = &cx->desc->cols[attno - 1];
+	if (col->attisdropped)
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "attribute %d is dropped", attno);
+	if (!kind_valid(col->type_kind))
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "attribute %d has a type the disk cannot evaluate",
+							 attno);
+	/* the descriptor must store the kind the way we will read it */
+	if (kind_is_varlena(col->type_kind) ? col->attlen != -1 :
+		(uint32_t) col->attlen != kind_fixed_size(col->type_kind))
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "attribute %d: attlen %d does not match type kind %u",
+							 attno, col->attlen, col->type_kind);
+	n->attno = attno;
+	n->type_kind = col->type_kind;
+	if (attno > cx->max_attno)
+		cx->max_attno = attno;
+	/* a numeric column is decoded once per evaluation, however often read */
+	if (col->type_kind == AP_TYPE_NUMERIC)
+	{
+		if (cx->var_memo == NULL)
+		{
+			cx->var_memo = malloc(sizeof(int) * ((size_t) cx->desc->natts + 1));
+			if (cx->var_memo == NULL)
+				return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
+			for (int i = 0; i <= cx->desc->natts; i++)
+				cx->var_memo[i] = -1;
+		}
+		if (cx->var_memo[attno] < 0)
+			cx->var_memo[attno] = cx->nmemo++;
+		n->memo = cx->var_memo[attno];
+	}
+	return 0;
+}
+
+/*
+ * A comparison: a known operator and comparison family over two arguments
+ * whose kinds the family accepts (ap_cmp_accepts, the rule the host's
+ * shippability check applies too), then specialised for the fast path.
+ */
+static int
+compile_op(CompileCtx *cx, const ActivePg__OpExpr *op, ApNode *n, int depth)
+{
+	int			ka,
+				kb;
+	int			rc;
+
+	n->kind = N_OP;
+	if (op == NULL)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "missing operator");
+	if (op->op < AP_OP_EQ || op->op > AP_OP_GE)
+		return compile_error(cx, AP_ERR_UNSUPPORTED, "unknown operator %u", op->op);
+	if (op->cmp < AP_CMP_INT || op->cmp > AP_CMP_BPCHAR)
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "unknown comparison %u", op->cmp);
+	if (op->n_args != 2)
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "operator needs 2 arguments, has %zu", op->n_args);
+	n->op = (uint8_t) op->op;
+	n->cmp = (uint8_t) op->cmp;
+	if ((rc = compile_args(cx, n, op->args, op->n_args, depth)) != 0)
+		return rc;
+	ka = node_result_kind(n->args[0]);
+	kb = node_result_kind(n->args[1]);
+	if (!ap_cmp_accepts(n->cmp, ka, kb))
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "comparison %u does not accept type kinds %d and %d",
+							 op->cmp, ka, kb);
+	ap_vm_specialise_op(n);
+	return 0;
+}
+
+/* AND and OR of one or more booleans, NOT of exactly one. */
+static int
+compile_bool_expr(CompileCtx *cx, const ActivePg__BoolExpr *be, ApNode *n, int depth)
+{
+	int			rc;
+
+	if (be == NULL)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "missing boolean expression");
+	switch (be->kind)
+	{
+		case AP_BOOL_AND:
+			n->kind = N_AND;
+			break;
+		case AP_BOOL_OR:
+			n->kind = N_OR;
+			break;
+		case AP_BOOL_NOT:
+			n->kind = N_NOT;
+			break;
+		default:
+			return compile_error(cx, AP_ERR_UNSUPPORTED,
+								 "unknown boolean expression kind %u", be->kind);
+	}
+	if (n->kind == N_NOT ? be->n_args != 1 : be->n_args < 1)
+		return compile_error(cx, AP_ERR_BAD_REQUEST,
+							 "boolean expression kind %u with %zu arguments",
+							 be->kind, be->n_args);
+	if ((rc = compile_args(cx, n, be->args, be->n_args, depth)) != 0)
+		return rc;
+	for (int i = 0; i < n->nargs; i++)
+		if ((rc = require_bool(cx, n->args[i], "AND/OR/NOT")) != 0)
+			return rc;
+	return 0;
+}
+
+/* IS [NOT] TRUE / FALSE / UNKNOWN of a boolean. */
+static int
+compile_bool_test(CompileCtx *cx, ActivePg__BooleanTest *bt, ApNode *n, int depth)
+{
+	int			rc;
+
+	n->kind = N_BOOLTEST;
+	if (bt == NULL || bt->arg == NULL)
+		return compile_error(cx, AP_ERR_BAD_REQUEST, "BooleanTest without argument");
+	if (bt->kind < AP_IS_TRUE || bt->kind > AP_IS_NOT_UNKNOWN)
+		return compile_error(cx, AP_ERR_UNSUPPORTED,
+							 "unknown boolean test %u", bt->kind);
+	n->test = (uint8_t) bt->kind;
+	if ((rc = compile_args(cx, n, &bt->arg, 1, depth)) != 0)
+		return rc;
+	return require_bool(cx, n->args[0], "BooleanTest");
+}
+
 /* Compile one protobuf Expr (recursively) into *out. */
 static int
 compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 {
 	ApNode	   *n;
-	int			rc = 0;
 
 	*out = NULL;
 	if (e == NULL)
 		return compile_error(cx, AP_ERR_BAD_REQUEST, "missing expression");
+	/* the size limits bound the work and the stack of every later pass */
 	if (depth > AP_MAX_EXPR_DEPTH)
 		return compile_error(cx, AP_ERR_UNSUPPORTED,
 							 "expression deeper than %d", AP_MAX_EXPR_DEPTH);
@@ -503,49 +643,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 	switch (e->node_case)
 	{
 		case ACTIVE_PG__EXPR__NODE_VAR:
-			{
-				const ApColumn *col;
-
-				n->kind = N_VAR;
-				if (e->var < 1 || e->var > cx->desc->natts)
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "attribute %d out of range 1..%d",
-										 e->var, cx->desc->natts);
-				col = &cx->desc->cols[e->var - 1];
-				if (col->attisdropped)
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "attribute %d is dropped", e->var);
-				if (!kind_valid(col->type_kind))
-					return compile_error(cx, AP_ERR_UNSUPPORTED,
-										 "attribute %d has a type the disk cannot evaluate",
-										 e->var);
-				/* the descriptor must store the kind the way we will read it */
-				if (kind_is_varlena(col->type_kind) ? col->attlen != -1 :
-					(uint32_t) col->attlen != kind_fixed_size(col->type_kind))
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "attribute %d: attlen %d does not match type kind %u",
-										 e->var, col->attlen, col->type_kind);
-				n->attno = e->var;
-				n->type_kind = col->type_kind;
-				if (e->var > cx->max_attno)
-					cx->max_attno = e->var;
-				/* a numeric column is decoded once per evaluation, however often read */
-				if (col->type_kind == AP_TYPE_NUMERIC)
-				{
-					if (cx->var_memo == NULL)
-					{
-						cx->var_memo = malloc(sizeof(int) * ((size_t) cx->desc->natts + 1));
-						if (cx->var_memo == NULL)
-							return compile_error(cx, AP_ERR_OUT_OF_MEMORY, "out of memory");
-						for (int i = 0; i <= cx->desc->natts; i++)
-							cx->var_memo[i] = -1;
-					}
-					if (cx->var_memo[e->var] < 0)
-						cx->var_memo[e->var] = cx->nmemo++;
-					n->memo = cx->var_memo[e->var];
-				}
-				return 0;
-			}
+			return compile_var(cx, e->var, n);
 
 		case ACTIVE_PG__EXPR__NODE_KONST:
 			n->kind = N_CONST;
@@ -554,68 +652,10 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 			return compile_const(cx, e->konst, n);
 
 		case ACTIVE_PG__EXPR__NODE_OP:
-			{
-				const ActivePg__OpExpr *op = e->op;
-				int			ka,
-							kb;
-
-				n->kind = N_OP;
-				if (op == NULL)
-					return compile_error(cx, AP_ERR_BAD_REQUEST, "missing operator");
-				if (op->op < AP_OP_EQ || op->op > AP_OP_GE)
-					return compile_error(cx, AP_ERR_UNSUPPORTED, "unknown operator %u", op->op);
-				if (op->cmp < AP_CMP_INT || op->cmp > AP_CMP_BPCHAR)
-					return compile_error(cx, AP_ERR_UNSUPPORTED,
-										 "unknown comparison %u", op->cmp);
-				if (op->n_args != 2)
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "operator needs 2 arguments, has %zu", op->n_args);
-				n->op = (uint8_t) op->op;
-				n->cmp = (uint8_t) op->cmp;
-				if ((rc = compile_args(cx, n, op->args, op->n_args, depth)) != 0)
-					return rc;
-				ka = node_result_kind(n->args[0]);
-				kb = node_result_kind(n->args[1]);
-				if (!ap_cmp_accepts(n->cmp, ka, kb))
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "comparison %u does not accept type kinds %d and %d",
-										 op->cmp, ka, kb);
-				ap_vm_specialise_op(n);
-				return 0;
-			}
+			return compile_op(cx, e->op, n, depth);
 
 		case ACTIVE_PG__EXPR__NODE_BOOL_EXPR:
-			{
-				const ActivePg__BoolExpr *be = e->bool_expr;
-
-				if (be == NULL)
-					return compile_error(cx, AP_ERR_BAD_REQUEST, "missing boolean expression");
-				switch (be->kind)
-				{
-					case AP_BOOL_AND:
-						n->kind = N_AND;
-						break;
-					case AP_BOOL_OR:
-						n->kind = N_OR;
-						break;
-					case AP_BOOL_NOT:
-						n->kind = N_NOT;
-						break;
-					default:
-						return compile_error(cx, AP_ERR_UNSUPPORTED,
-											 "unknown boolean expression kind %u", be->kind);
-				}
-				if (n->kind == N_NOT ? be->n_args != 1 : be->n_args < 1)
-					return compile_error(cx, AP_ERR_BAD_REQUEST,
-										 "boolean expression kind %u with %zu arguments",
-										 be->kind, be->n_args);
-				if ((rc = compile_args(cx, n, be->args, be->n_args, depth)) != 0)
-					return rc;
-				for (int i = 0; i < n->nargs; i++)
-					if ((rc = require_bool(cx, n->args[i], "AND/OR/NOT")) != 0)
-						return rc;
-				return 0;
-			}
+			return compile_bool_expr(cx, e->bool_expr, n, depth);
 
 		case ACTIVE_PG__EXPR__NODE_NULL_TEST:
 			n->kind = N_NULLTEST;
@@ -625,16 +665,7 @@ compile_node(CompileCtx *cx, const ActivePg__Expr *e, int depth, ApNode **out)
 			return compile_args(cx, n, &e->null_test->arg, 1, depth);
 
 		case ACTIVE_PG__EXPR__NODE_BOOL_TEST:
-			n->kind = N_BOOLTEST;
-			if (e->bool_test == NULL || e->bool_test->arg == NULL)
-				return compile_error(cx, AP_ERR_BAD_REQUEST, "BooleanTest without argument");
-			if (e->bool_test->kind < AP_IS_TRUE || e->bool_test->kind > AP_IS_NOT_UNKNOWN)
-				return compile_error(cx, AP_ERR_UNSUPPORTED,
-									 "unknown boolean test %u", e->bool_test->kind);
-			n->test = (uint8_t) e->bool_test->kind;
-			if ((rc = compile_args(cx, n, &e->bool_test->arg, 1, depth)) != 0)
-				return rc;
-			return require_bool(cx, n->args[0], "BooleanTest");
+			return compile_bool_test(cx, e->bool_test, n, depth);
 
 		case ACTIVE_PG__EXPR__NODE_FUNC:
 			return compile_func(cx, e->func, n, depth);

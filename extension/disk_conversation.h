@@ -16,7 +16,7 @@
 #ifndef AP_DISKSCAN_H
 #define AP_DISKSCAN_H
 
-#include "client.h"
+#include "transport.h"
 
 #include "port/atomics.h"
 #include "storage/block.h"
