@@ -17,6 +17,7 @@
 #define AP_DISKSCAN_H
 
 #include "client.h"
+#include "rowview.h"
 
 #include "port/atomics.h"
 #include "storage/block.h"
@@ -240,41 +241,5 @@ void		ApAddHostStats(ApHostStats *d, const ApHostStats *h);
 void		ApCountScanStats(Relation rel, uint64 tuples, uint64 blocks);
 void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
 							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
-
-/*
- * Fetch the value of att at *off in a shipped row's data area of datalen
- * bytes (ap_rows.h: heap_fill_tuple's placement rules), checking that it lies
- * inside; advances *off past it.  False if the bytes do not fit the layout.
- */
-bool		ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,
-							size_t *off, Datum *value);
-
-/*
- * One row as the disks encode it (proto/ap_rows.h), in a RowBatch or an
- * AggPartial: the one reader of that layout on the host, for ActiveScan's
- * rows (exec.c) and ActiveAgg's partial groups (agg_merge.c).
- */
-typedef struct ApRowView
-{
-	ApRowHeader hdr;
-	const bits8 *nulls;			/* NULL: the row has no NULLs */
-	const char *data;			/* the non-null values (ApRowFetchValue) */
-	size_t		datalen;
-	uint64		tid;			/* with AP_ROW_HASTID: AP_TID_PACK'ed */
-} ApRowView;
-
-/*
- * Open the row at off of buf (len bytes): natts values, with a TID or
- * without (tid).  NULL, or what is wrong with it (for a protocol error).
- */
-const char *ApRowOpen(const char *buf, size_t len, size_t off, int natts, bool tid,
-					  ApRowView *row);
-
-/* Is value i of the row NULL? */
-static inline bool
-ApRowIsNull(const ApRowView *row, int i)
-{
-	return row->nulls != NULL && !(row->nulls[i >> 3] & (1 << (i & 7)));
-}
 
 #endif							/* AP_DISKSCAN_H */
