@@ -780,17 +780,24 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 /*
  * Disks that failed recently, per backend: the next scans take their units
  * over at once instead of waiting for the connect timeout again (a stopped
- * daemon still accepts connections and never answers).
+ * daemon still accepts connections and never answers).  Per backend on
+ * purpose: one session's failure (a query cancelled while a disk was slow,
+ * a disk restarted since) does not take the disk away from every other
+ * session; each finds out for itself at the cost of one connect timeout.
+ * active_pg.disks() shows the latest quarantine any backend set.
  */
 static TimestampTz ap_quarantine_until[AP_NDISKS_MAX];
 
 /* See client.h. */
 void
-ApDiskQuarantine(int disk)
+ApDiskQuarantine(int disk, const char *why)
 {
 	if (disk >= 0 && disk < AP_NDISKS_MAX)
+	{
 		ap_quarantine_until[disk] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 																AP_QUARANTINE_MS);
+		ApStatsDiskFailed(disk, why, ap_quarantine_until[disk]);
+	}
 }
 
 /* Did disk fail less than AP_QUARANTINE_MS ago? */
@@ -869,6 +876,7 @@ ApConnectAll(MemoryContext cxt)
 		{
 			ap_conn_failed(&set->conns[i], "skipped",
 						   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+			set->conns[i].quarantined = true;
 			continue;
 		}
 		if (!ap_connect(&set->conns[i], &addrs[i], deadline, true, &err))
@@ -935,8 +943,11 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   active_pg_connect_timeout_ms);
 	if (ap_quarantined(disk))
+	{
 		ap_conn_failed(c, "skipped",
 					   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+		c->quarantined = true;
+	}
 	else if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
 		ap_conn_failed(c, "could not connect", err);
 	else if (!ap_handshake(set, c, deadline, &err))

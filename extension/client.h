@@ -78,6 +78,7 @@ typedef struct ApDiskConn
 	 */
 	bool		failed;
 	char	   *failure;
+	bool		quarantined;	/* skipped: this backend saw it fail recently */
 	bool		delivered;
 	TimestampTz last_heard;		/* when bytes last arrived (or the request left) */
 
@@ -137,11 +138,12 @@ int			ApConnSetDisks(ApConnSet *set);
 ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
 
 /*
- * Disk failed: for AP_QUARANTINE_MS this backend's scans do not try it and
- * take its units over at once.
+ * Disk failed (why): for AP_QUARANTINE_MS this backend's scans do not try it
+ * and take its units over at once.  The failure and the quarantine's end are
+ * published for active_pg.disks() (stats.c).
  */
 #define AP_QUARANTINE_MS			10000
-void		ApDiskQuarantine(int disk);
+void		ApDiskQuarantine(int disk, const char *why);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);

@@ -351,6 +351,7 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 	}
 	ds->host->fallback_tids += fb->n_tids;
 	ds->host->fallback_blocks += fb->n_blocks;
+	ApStatsCountFallback(AP_FALLBACK_HANDED_BACK, 1, fb->n_blocks, fb->n_tids);
 }
 
 /* Add one set of disk statistics to another, every field. */
@@ -560,7 +561,9 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 						   conn->address),
 				 errhint("The launcher restarts a disk that died; retry the query.")));
 	ApConnClose(conn);
-	ApDiskQuarantine(conn->disk);
+	/* a disk skipped for an earlier failure stays in its quarantine's term */
+	if (!conn->quarantined)
+		ApDiskQuarantine(conn->disk, why);
 	conn->scanning = false;
 	conn->done = true;
 	if (!conn->failed)
@@ -598,6 +601,9 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	ds->host->disks_taken_over++;
 	ds->host->blocks_taken_over += blocks;
 	ds->ndisks_done++;
+	ApStatsCountFallback(conn->delivered ? AP_FALLBACK_TAKEN_OVER :
+						 conn->quarantined ? AP_FALLBACK_QUARANTINED : AP_FALLBACK_UNREACHABLE,
+						 1, blocks, 0);
 
 	/*
 	 * Every disk of a scan failed: the host did all of it.  Said once per
@@ -606,6 +612,9 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	all_failed = ds->par == NULL && ds->conns != NULL;
 	for (int i = 0; all_failed && i < ds->conns->nconns; i++)
 		all_failed = ds->conns->conns[i].failed;
+	/* counted once, with the last disk (skipped ones all failed at connect) */
+	if (all_failed && ds->ndisks_done == ds->conns->nconns)
+		ApStatsCountFallback(AP_FALLBACK_ALL_FAILED, 1, ds->nblocks, 0);
 	if (all_failed && !ap_all_failed_warned)
 	{
 		ap_all_failed_warned = true;

@@ -182,6 +182,8 @@ ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 	for (i = 0; i < pb->n_blocks; i++)
 		ap_pages_mark(s, conn, pb->blocks[i]);
 	s->host.pages_received += pb->n_blocks;
+	if (pb->n_blocks > 0)
+		ApStatsCountFallback(AP_FALLBACK_PAGES, 1, pb->n_blocks, 0);
 	s->host.bytes_received += pb->pages.len;
 	if (pb->n_blocks == 0)
 	{
