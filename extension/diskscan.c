@@ -542,24 +542,18 @@ ap_take_over_rest(ApDiskScan *ds, ApDiskConn *conn)
  * through the buffer manager with the query's snapshot, as fallback blocks:
  * all of its stripe units if it delivered nothing, otherwise those blocks
  * its Progress reports do not cover, skipping the tuples it delivered
- * beyond them.  The result is the same; the query only takes longer.  Only
- * the distributed-device mode, whose pages carry no reports, still fails
- * once a disk has delivered.
+ * beyond them.  In the distributed-device mode the consumer knows which
+ * pages arrived (on_take_over): the host reads the others.  The result is
+ * the same; the query only takes longer.
  */
 static void
 ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 {
 	uint64		blocks;
 	bool		all_failed;
+	bool		pages = ds->on_take_over != NULL && ds->req != NULL &&
+		ds->req->mode == AP_SCAN_MODE_PAGES;
 
-	if (conn->delivered && ds->req != NULL && ds->req->mode == AP_SCAN_MODE_PAGES)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("active_pg disk %d failed during a scan of \"%s\": %s",
-						conn->disk, RelationGetRelationName(ds->rel), why),
-				 errdetail("The disk's address is %s. It had already sent part of its pages, so the host cannot take its stripe units over.",
-						   conn->address),
-				 errhint("The launcher restarts a disk that died; retry the query.")));
 	ApConnClose(conn);
 	/* a disk skipped for an earlier failure stays in its quarantine's term */
 	if (!conn->quarantined)
@@ -573,7 +567,7 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	}
 	if (conn->delivered)
 	{
-		blocks = ap_take_over_rest(ds, conn);
+		blocks = pages ? ds->on_take_over(ds->arg, conn) : ap_take_over_rest(ds, conn);
 		ereport(LOG,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("active_pg disk %d failed during a scan of \"%s\" after sending part of it (%s); the host reads the %llu blocks it had not delivered",
@@ -596,7 +590,13 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 						(unsigned long long) blocks),
 				 errdetail("The disk's address is %s.", conn->address),
 				 errhint("SELECT * FROM active_pg.disks() shows which disks answer; the launcher restarts disks that died.")));
-		ap_item_on_host(ds, conn->vdisk);
+		if (pages)
+		{
+			(void) ds->on_take_over(ds->arg, conn);
+			ds->host->items_on_host++;
+		}
+		else
+			ap_item_on_host(ds, conn->vdisk);
 	}
 	ds->host->disks_taken_over++;
 	ds->host->blocks_taken_over += blocks;
@@ -1106,6 +1106,9 @@ ap_claim_items(ApDiskScan *ds)
 		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item);
 		if (conn->failed)
 		{
+			/* its units are this participant's: the host reads them */
+			ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
+												   (uint32) ds->nvdisks, item);
 			ds->nactive++;		/* ap_disk_failed gives it back */
 			ap_disk_failed(ds, conn, conn->failure);
 			continue;

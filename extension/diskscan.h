@@ -83,6 +83,13 @@ typedef struct ApParallelScan
 	BlockNumber nblocks;		/* fixed by the leader after flushing */
 } ApParallelScan;
 
+/*
+ * Optional: conn's disk failed; the consumer knows which of its blocks it
+ * received (the distributed-device mode: pages.c) and queues the others as
+ * fallback blocks (ApDiskScanPushBlock).  Returns their number.
+ */
+typedef uint64 (*ApDiskTakeOverFn) (void *arg, ApDiskConn *conn);
+
 /* Optional: a disk's Done statistics (after they were added to disk_stats). */
 typedef void (*ApDiskStatsFn) (void *arg, ApDiskConn *conn, const ActivePg__ScanStats *st);
 
@@ -102,6 +109,7 @@ typedef struct ApDiskScan
 	/* optional, set by the caller after ApDiskScanInit */
 	ApDiskBlockFn on_block;		/* NULL: none */
 	ApDiskStatsFn on_stats;		/* NULL: none */
+	ApDiskTakeOverFn on_take_over;	/* NULL: Progress reports decide */
 
 	/* per execution */
 	ApConnSet  *conns;

@@ -206,6 +206,41 @@ ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk)
 }
 
 /*
+ * conn's disk failed: the host reads the blocks of its stripe units that did
+ * not arrive (as pages or fallback blocks), through the buffer manager with
+ * the query's snapshot, and counts them as received.  Pages that did arrive
+ * are the host's already (queued or done): none is read twice.  Returns the
+ * number of blocks queued.
+ */
+uint64
+ApPagesTakeOver(ApScanState *s, ApDiskConn *conn)
+{
+	ApPageState *ps = s->pages;
+	uint64		nunits;
+	uint64		queued = 0;
+
+	if (ps == NULL)
+		return 0;
+	nunits = ((uint64) s->ds.nblocks + ps->stripe_pages - 1) / ps->stripe_pages;
+	for (uint64 u = conn->vdisk; u < nunits; u += ps->ndisks)
+	{
+		BlockNumber first = (BlockNumber) (u * ps->stripe_pages);
+		BlockNumber last = (BlockNumber) Min((uint64) s->ds.nblocks, (u + 1) * ps->stripe_pages);
+
+		for (BlockNumber blk = first; blk < last; blk++)
+		{
+			if (ps->seen[blk / 8] & (1 << (blk % 8)))
+				continue;
+			ps->seen[blk / 8] |= (1 << (blk % 8));
+			ps->nseen++;
+			ApDiskScanPushBlock(&s->ds, blk);
+			queued++;
+		}
+	}
+	return queued;
+}
+
+/*
  * At the end of the scan: did every block requested arrive (all of the
  * relation's, or a parallel participant's share)?
  */

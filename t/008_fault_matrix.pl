@@ -2,7 +2,8 @@
 # connection is shut down, that refuses for memory, or whose read fails
 # (the daemon's test failpoints, diskd/failpoint.c), before its first page,
 # in the middle of its scan or after its last frame, under ActiveScan,
-# ActiveAgg (with memory flushes), a Bloom-filtered scan and a parallel scan:
+# ActiveAgg (with memory flushes), a Bloom-filtered scan, a parallel scan and
+# the distributed-device mode (scan_mode = 'pages'):
 # every query returns the result of active_pg.enable = off, without an
 # error.  A disk that fails after it delivered part of its share is taken
 # over for the rest only (the log says so); a page handed back mid-scan is
@@ -56,17 +57,19 @@ my %q = (
 	  . "SELECT count(*), sum(t.id), sum(hashint4(t.id)::bigint) FROM t JOIN small s ON t.k = s.k",
 	parallel => $parallel . "SET active_pg.enable_agg = off; "
 	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
+	pages => "SET active_pg.scan_mode = 'pages'; SET active_pg.enable_agg = off; "
+	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
 );
 # the page of a scan at which "mid" fires: a disk reads some 200 pages, a
 # parallel work item (a quarter of a disk's units) some 50
-my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25);
+my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25, pages => 60);
 
 my %expected;
 $expected{$_} = $node->safe_psql('postgres', "SET active_pg.enable = off; $q{$_}") for keys %q;
 
 # the plans are the ones meant
 my %shape = (scan => qr/ActiveScan/, agg => qr/ActiveAgg/, bloom => qr/Bloom Filter/,
-	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s);
+	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s, pages => qr/ActiveScan/);
 for my $name (sort keys %q)
 {
 	(my $sql = $q{$name}) =~ s/(SELECT count.*)$/EXPLAIN (COSTS OFF) $1/;
@@ -101,7 +104,7 @@ for my $kind (qw(kill stop close busy io-error))
 {
 	for my $when (qw(start mid end))
 	{
-		for my $name (qw(scan agg bloom parallel))
+		for my $name (qw(scan agg bloom parallel pages))
 		{
 			# a different disk each time: the launcher backs off a disk that
 			# keeps dying
@@ -207,6 +210,30 @@ $st = fallback_stats();
 is("$st->{disk_failed_mid_scan}[0] $st->{disk_failed_mid_scan}[1]", "1 $blocks",
 	'host_fallback_stats: the disk taken over mid-scan and the blocks the host read');
 is($st->{disk_unreachable}[0] + $st->{disk_quarantined}[0], 0, 'host_fallback_stats: no other cause');
+
+# The distributed-device mode: a disk that fails after shipping part of its
+# pages is taken over for the pages that did not arrive, each read once.
+$node->safe_psql('postgres', 'SELECT active_pg.host_fallback_stats_reset()');
+set_failpoint("2 io-error page:60");
+$out = $node->safe_psql('postgres', $base . "SET active_pg.scan_mode = 'pages'; SET active_pg.enable_agg = off; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM t WHERE k < 50");
+unlink $fpfile;
+like($out, qr/Disks Taken Over: 1 \(blocks read by the host (\d+)\)/, 'pages: EXPLAIN ANALYZE, the disk taken over');
+($blocks) = $out =~ /blocks read by the host (\d+)/;
+cmp_ok($blocks, '<', $pages / 4 - 20, 'pages: the host read less than the disk\'s share');
+$st = fallback_stats();
+is("$st->{disk_failed_mid_scan}[0] $st->{disk_failed_mid_scan}[1]", "1 $blocks",
+	'pages: host_fallback_stats, the disk taken over mid-scan');
+is($st->{pages_mode}[1] + $blocks, $pages, 'pages: host_fallback_stats, every other page shipped, none twice');
+# ... and in a parallel scan, whose participants take their work items over
+for my $at (qw(start page:25 end))
+{
+	set_failpoint("3 io-error $at");
+	($ret, $out, $err) = $node->psql('postgres', $base . $parallel . $q{pages});
+	unlink $fpfile;
+	is($out, $expected{pages}, "pages, parallel, io-error at $at: the result of enable = off");
+	is($ret, 0, "pages, parallel, io-error at $at: no error") or diag($err);
+}
 
 # Daemons without io_uring (as under a container's seccomp profile, which
 # refuses io_uring_setup): they read with pread, say so once, and answer
