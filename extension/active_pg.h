@@ -16,6 +16,7 @@
 
 #include "compat.h"
 
+#include "datatype/timestamp.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
@@ -141,10 +142,35 @@ void		ApExecInit(void);
 bool		ApDisksConfigured(void);
 
 /* ---------- monitor.c ---------- */
-/* Request the shared memory of the restart counters (_PG_init, preloading only). */
+/* Request the shared memory of the counters (_PG_init, preloading only). */
 void		ApStatsShmemRequest(void);
 /* The launcher restarted disk i. */
 void		ApStatsCountRestart(int disk);
+
+/*
+ * A scan saw disk fail (why); its backend quarantined it until then (0: it
+ * was skipped because already quarantined).  For active_pg.disks().
+ */
+void		ApStatsDiskFailed(int disk, const char *why, TimestampTz until);
+
+/*
+ * Why the host read blocks itself, unfiltered, for
+ * active_pg.host_fallback_stats (the view's cause names are in monitor.c).
+ */
+typedef enum ApFallbackCause
+{
+	AP_FALLBACK_TAKEN_OVER,		/* a disk failed after delivering part */
+	AP_FALLBACK_UNREACHABLE,	/* a disk failed before delivering anything */
+	AP_FALLBACK_QUARANTINED,	/* a disk skipped: it had failed recently */
+	AP_FALLBACK_ALL_FAILED,		/* every disk of a scan failed */
+	AP_FALLBACK_HANDED_BACK,	/* a disk could not decide: visibility, checksum */
+	AP_FALLBACK_PAGES,			/* pages shipped to the host (scan_mode = 'pages') */
+	AP_FALLBACK_NCAUSES
+} ApFallbackCause;
+
+/* Count blocks (and tuples) the host read itself for cause, in events. */
+void		ApStatsCountFallback(ApFallbackCause cause, uint64 events, uint64 blocks,
+								 uint64 tuples);
 
 /* ---------- launcher.c ---------- */
 void		ApLauncherRegister(void);

@@ -284,6 +284,13 @@ ap_on_block(void *arg, ApDiskConn *conn, uint32 blk)
 	ApPagesFallbackBlock((ApScanState *) arg, conn, blk);
 }
 
+/* Takeover callback of the disk scan: pages mode knows which pages arrived. */
+static uint64
+ap_on_take_over(void *arg, ApDiskConn *conn)
+{
+	return ApPagesTakeOver((ApScanState *) arg, conn);
+}
+
 /* Done statistics callback of the disk scan: the Bloom filters' own counters. */
 static void
 ap_on_stats(void *arg, ApDiskConn *conn, const ActivePg__ScanStats *st)
@@ -339,6 +346,7 @@ ap_ship(ApScanState *s)
 	s->ds.on_block = ap_on_block;
 	s->ds.on_stats = ap_on_stats;
 	s->ds.flushed = &s->rel_flushed;
+	s->ds.on_take_over = ap_on_take_over;
 	if (s->pshared != NULL)
 		connected = ApDiskScanConnectParallel(&s->ds, &s->pshared->work);
 	else

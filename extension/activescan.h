@@ -163,6 +163,8 @@ void		ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f);
 void		ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk);
 /* The next visible, qualifying tuple of the queued pages in the scan slot. */
 bool		ApPagesNext(ApScanState *s);
+/* A disk failed: queue the blocks of its stripe units that did not arrive. */
+uint64		ApPagesTakeOver(ApScanState *s, ApDiskConn *conn);
 /* At the end of the scan: ERROR unless every block arrived. */
 void		ApPagesCheckComplete(ApScanState *s);
 

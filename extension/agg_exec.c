@@ -22,7 +22,7 @@
  *     disks) aggregates every tuple of a plain heap scan that way.
  *   - Host-side expressions are compiled without a parent plan node: the
  *     node's scan slot describes groups, not heap tuples, and a parent would
- *     make the compiled Vars skip the deform step (see exec.c).
+ *     make the compiled Vars skip the deform step (see activescan.c).
  *   - Finalization calls PostgreSQL's own functions: numeric_add for sums,
  *     numeric_div(sum, count) for avg of integers and numeric (exactly
  *     int8_avg / numeric_avg), float4pl/float8pl (with their overflow

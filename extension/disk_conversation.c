@@ -1,8 +1,8 @@
 /*
- * diskscan.c
- *	  One pushed-down scan's conversation with the disks (see diskscan.h),
+ * disk_conversation.c
+ *	  One pushed-down scan's conversation with the disks (see disk_conversation.h),
  *	  the one place that ships, multiplexes, answers and falls back for both
- *	  ActiveScan (exec.c) and ActiveAgg (agg_exec.c).
+ *	  ActiveScan (activescan.c) and ActiveAgg (agg_exec.c).
  *
  * Rules of this file:
  *   - Before shipping, the relation's dirty buffers are written to the kernel
@@ -15,7 +15,7 @@
  *   - A disk that cannot be reached, refuses, fails or stops is taken over:
  *     the host reads what it has not delivered (its Progress reports say
  *     what it has) through the buffer manager.  Protocol violations and
- *     errors another reader would meet too fail the query (client.c).
+ *     errors another reader would meet too fail the query (transport.c).
  *   - Sockets are read only after the interconnect throttle allows it
  *     (ApInterconnectWait), and every byte read is charged to it.
  *   - Every allocation lives in the caller's per-execution context.
@@ -351,6 +351,7 @@ ap_queue_fallback(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Fallback *fb
 	}
 	ds->host->fallback_tids += fb->n_tids;
 	ds->host->fallback_blocks += fb->n_blocks;
+	ApStatsCountFallback(AP_FALLBACK_HANDED_BACK, 1, fb->n_blocks, fb->n_tids);
 }
 
 /* Add one set of disk statistics to another, every field. */
@@ -543,26 +544,22 @@ ap_take_over_rest(ApDiskScan *ds, ApDiskConn *conn)
  * through the buffer manager with the query's snapshot, as fallback blocks:
  * all of its stripe units if it delivered nothing, otherwise those blocks
  * its Progress reports do not cover, skipping the tuples it delivered
- * beyond them.  The result is the same; the query only takes longer.  Only
- * the distributed-device mode, whose pages carry no reports, still fails
- * once a disk has delivered.
+ * beyond them.  In the distributed-device mode the consumer knows which
+ * pages arrived (on_take_over): the host reads the others.  The result is
+ * the same; the query only takes longer.
  */
 static void
 ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 {
 	uint64		blocks;
 	bool		all_failed;
+	bool		pages = ds->on_take_over != NULL && ds->req != NULL &&
+		ds->req->mode == AP_SCAN_MODE_PAGES;
 
-	if (conn->delivered && ds->req != NULL && ds->req->mode == AP_SCAN_MODE_PAGES)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("active_pg disk %d failed during a scan of \"%s\": %s",
-						conn->disk, RelationGetRelationName(ds->rel), why),
-				 errdetail("The disk's address is %s. It had already sent part of its pages, so the host cannot take its stripe units over.",
-						   conn->address),
-				 errhint("The launcher restarts a disk that died; retry the query.")));
 	ApConnClose(conn);
-	ApDiskQuarantine(conn->disk);
+	/* a disk skipped for an earlier failure stays in its quarantine's term */
+	if (!conn->quarantined)
+		ApDiskQuarantine(conn->disk, why);
 	conn->scanning = false;
 	conn->done = true;
 	if (!conn->failed)
@@ -572,7 +569,7 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	}
 	if (conn->delivered)
 	{
-		blocks = ap_take_over_rest(ds, conn);
+		blocks = pages ? ds->on_take_over(ds->arg, conn) : ap_take_over_rest(ds, conn);
 		ereport(LOG,
 				(errcode(ERRCODE_CONNECTION_FAILURE),
 				 errmsg("active_pg disk %d failed during a scan of \"%s\" after sending part of it (%s); the host reads the %llu blocks it had not delivered",
@@ -595,11 +592,20 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 						(unsigned long long) blocks),
 				 errdetail("The disk's address is %s.", conn->address),
 				 errhint("SELECT * FROM active_pg.disks() shows which disks answer; the launcher restarts disks that died.")));
-		ap_item_on_host(ds, conn->vdisk);
+		if (pages)
+		{
+			(void) ds->on_take_over(ds->arg, conn);
+			ds->host->items_on_host++;
+		}
+		else
+			ap_item_on_host(ds, conn->vdisk);
 	}
 	ds->host->disks_taken_over++;
 	ds->host->blocks_taken_over += blocks;
 	ds->ndisks_done++;
+	ApStatsCountFallback(conn->delivered ? AP_FALLBACK_TAKEN_OVER :
+						 conn->quarantined ? AP_FALLBACK_QUARANTINED : AP_FALLBACK_UNREACHABLE,
+						 1, blocks, 0);
 
 	/*
 	 * Every disk of a scan failed: the host did all of it.  Said once per
@@ -608,6 +614,9 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	all_failed = ds->par == NULL && ds->conns != NULL;
 	for (int i = 0; all_failed && i < ds->conns->nconns; i++)
 		all_failed = ds->conns->conns[i].failed;
+	/* counted once, with the last disk (skipped ones all failed at connect) */
+	if (all_failed && ds->ndisks_done == ds->conns->nconns)
+		ApStatsCountFallback(AP_FALLBACK_ALL_FAILED, 1, ds->nblocks, 0);
 	if (all_failed && !ap_all_failed_warned)
 	{
 		ap_all_failed_warned = true;
@@ -867,7 +876,7 @@ ap_count_connection(ApDiskScan *ds, const ApDiskConn *conn)
 		ds->host->connections_opened++;
 }
 
-/* Flush, fix nblocks and connect (see diskscan.h); false for an empty relation. */
+/* Flush, fix nblocks and connect (see disk_conversation.h); false for an empty relation. */
 bool
 ApDiskScanConnect(ApDiskScan *ds)
 {
@@ -1046,7 +1055,7 @@ ApStripeBlocks(BlockNumber nblocks, uint32 stripe_pages, uint32 ndisks, uint32 d
 /* Work items per disk of a parallel scan: enough to balance participants. */
 #define AP_PARALLEL_ITEMS_PER_DISK	4
 
-/* Flush, fix nblocks and lay out the work items (see diskscan.h). */
+/* Flush, fix nblocks and lay out the work items (see disk_conversation.h). */
 void
 ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
 {
@@ -1147,6 +1156,9 @@ ap_claim_items(ApDiskScan *ds)
 		ap_count_connection(ds, conn);
 		if (conn->failed)
 		{
+			/* its units are this participant's: the host reads them */
+			ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
+												   (uint32) ds->nvdisks, item);
 			ds->nactive++;		/* ap_disk_failed gives it back */
 			ap_disk_failed(ds, conn, conn->failure);
 			continue;
@@ -1162,7 +1174,7 @@ ap_claim_items(ApDiskScan *ds)
 	}
 }
 
-/* Ship prog to the disks of claimed items (see diskscan.h). */
+/* Ship prog to the disks of claimed items (see disk_conversation.h). */
 void
 ApDiskScanSendParallel(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode, uint32 caps)
 {
@@ -1172,7 +1184,7 @@ ApDiskScanSendParallel(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode, uin
 	ap_claim_items(ds);
 }
 
-/* Connect and ship prog to disks that all have caps (see diskscan.h). */
+/* Connect and ship prog to disks that all have caps (see disk_conversation.h). */
 bool
 ApDiskScanShip(ApDiskScan *ds, ActivePg__Program *prog, uint32 caps)
 {
@@ -1251,76 +1263,4 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 		ReleaseBuffer(buf);
 		return true;
 	}
-}
-
-/* ---------------- shipped rows ---------------- */
-
-/* Open one shipped row (see diskscan.h). */
-const char *
-ApRowOpen(const char *buf, size_t len, size_t off, int natts, bool tid, ApRowView *row)
-{
-	size_t		dataoff;
-
-	if (off + AP_ROW_HEADER_BYTES > len)
-		return psprintf("it starts beyond its frame's %zu bytes", len);
-	memcpy(&row->hdr, buf + off, sizeof(row->hdr));
-	if (row->hdr.natts != natts ||
-		(row->hdr.flags & ~AP_ROW_HASNULLS) != (tid ? AP_ROW_HASTID : 0))
-		return psprintf("it has %u values and flags 0x%x; %d values%s were requested",
-						row->hdr.natts, row->hdr.flags, natts, tid ? " and a TID" : "");
-	dataoff = AP_ROW_DATA_OFFSET(row->hdr.flags, row->hdr.natts);
-	if (row->hdr.row_bytes < dataoff || off + row->hdr.row_bytes > len)
-		return psprintf("it claims %u bytes; %zu remain in its frame",
-						row->hdr.row_bytes, len - off);
-	row->tid = 0;
-	if (tid)
-		memcpy(&row->tid, buf + off + AP_ROW_HEADER_BYTES, sizeof(row->tid));
-	row->nulls = (row->hdr.flags & AP_ROW_HASNULLS) ?
-		(const bits8 *) (buf + off + AP_ROW_BITMAP_OFFSET(row->hdr.flags)) : NULL;
-	row->data = buf + off + dataoff;
-	row->datalen = row->hdr.row_bytes - dataoff;
-	return NULL;
-}
-
-/* Fetch one value of a shipped row with bounds checks (see diskscan.h). */
-bool
-ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,
-				size_t *off, Datum *value)
-{
-	size_t		pos = *off;
-	const char *p;
-
-	/* heap_fill_tuple's placement rules, as in a heap tuple's data area */
-	if (att->attlen == -1)
-	{
-		if (pos >= datalen)
-			return false;
-		pos = att_align_pointer(pos, att->attalign, -1, data + pos);
-	}
-	else
-		pos = att_align_nominal(pos, att->attalign);
-	if (pos >= datalen)
-		return false;
-	p = data + pos;
-
-	if (att->attlen > 0)
-	{
-		if (pos + att->attlen > datalen)
-			return false;
-	}
-	else if (att->attlen == -1)
-	{
-		if (!VARATT_IS_1B(p) && pos + VARHDRSZ > datalen)
-			return false;
-		if (pos + VARSIZE_ANY(p) > datalen || VARSIZE_ANY(p) < 1)
-			return false;
-	}
-	else
-	{
-		if (strnlen(p, datalen - pos) == datalen - pos)
-			return false;
-	}
-	*value = fetchatt(att, p);
-	*off = att_addlength_pointer(pos, att->attlen, p);
-	return true;
 }

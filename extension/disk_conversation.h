@@ -1,7 +1,7 @@
 /*
- * diskscan.h
+ * disk_conversation.h
  *	  One pushed-down scan's conversation with the disks, shared by ActiveScan
- *	  (exec.c) and ActiveAgg (agg_exec.c): flush, connect and ship the
+ *	  (activescan.c) and ActiveAgg (agg_exec.c): flush, connect and ship the
  *	  ScanRequest, multiplex the disks' streams under the interconnect
  *	  throttle, answer xid questions, queue fallback TIDs and blocks and turn
  *	  them into heap tuples, collect Done statistics.  The caller consumes the
@@ -17,6 +17,7 @@
 #define AP_DISKSCAN_H
 
 #include "transport.h"
+#include "rowview.h"
 
 #include "port/atomics.h"
 #include "storage/block.h"
@@ -84,6 +85,13 @@ typedef struct ApParallelScan
 	BlockNumber nblocks;		/* fixed by the leader after flushing */
 } ApParallelScan;
 
+/*
+ * Optional: conn's disk failed; the consumer knows which of its blocks it
+ * received (the distributed-device mode: pages_mode.c) and queues the others as
+ * fallback blocks (ApDiskScanPushBlock).  Returns their number.
+ */
+typedef uint64 (*ApDiskTakeOverFn) (void *arg, ApDiskConn *conn);
+
 /* Optional: a disk's Done statistics (after they were added to disk_stats). */
 typedef void (*ApDiskStatsFn) (void *arg, ApDiskConn *conn, const ActivePg__ScanStats *st);
 
@@ -106,6 +114,7 @@ typedef struct ApDiskScan
 	bool	   *flushed;		/* the node's: relation flushed in this run of
 								 * the plan (a rescan has the same snapshot);
 								 * NULL: flush every execution */
+	ApDiskTakeOverFn on_take_over;	/* NULL: Progress reports decide */
 
 	/* per execution */
 	ApConnSet  *conns;
@@ -224,13 +233,13 @@ bool		ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot);
 /* Is fallback work (TIDs or blocks) queued? */
 bool		ApDiskScanFallbackPending(ApDiskScan *ds);
 
-/* Queue a fallback TID or block found on the host (pages.c); no bounds check. */
+/* Queue a fallback TID or block found on the host (pages_mode.c); no bounds check. */
 void		ApDiskScanPushTid(ApDiskScan *ds, uint64 tid);
 void		ApDiskScanPushBlock(ApDiskScan *ds, uint32 blk);
 
 /*
  * Status of xid for snapshot (AP_XID_*), decided as HeapTupleSatisfiesMVCC
- * does; the answer to a disk's XidStatusRequest and pages.c's visibility.
+ * does; the answer to a disk's XidStatusRequest and pages_mode.c's visibility.
  */
 uint32		ApXidStatusOf(TransactionId xid, Snapshot snapshot);
 
@@ -245,41 +254,5 @@ void		ApAddHostStats(ApHostStats *d, const ApHostStats *h);
 void		ApCountScanStats(Relation rel, uint64 tuples, uint64 blocks);
 void		ApDiskScanSumStats(const ActivePg__ScanStats *disk_stats,
 							   const bool *valid, int ndisks, ActivePg__ScanStats *sum);
-
-/*
- * Fetch the value of att at *off in a shipped row's data area of datalen
- * bytes (ap_rows.h: heap_fill_tuple's placement rules), checking that it lies
- * inside; advances *off past it.  False if the bytes do not fit the layout.
- */
-bool		ApRowFetchValue(Form_pg_attribute att, const char *data, size_t datalen,
-							size_t *off, Datum *value);
-
-/*
- * One row as the disks encode it (proto/ap_rows.h), in a RowBatch or an
- * AggPartial: the one reader of that layout on the host, for ActiveScan's
- * rows (exec.c) and ActiveAgg's partial groups (agg_merge.c).
- */
-typedef struct ApRowView
-{
-	ApRowHeader hdr;
-	const bits8 *nulls;			/* NULL: the row has no NULLs */
-	const char *data;			/* the non-null values (ApRowFetchValue) */
-	size_t		datalen;
-	uint64		tid;			/* with AP_ROW_HASTID: AP_TID_PACK'ed */
-} ApRowView;
-
-/*
- * Open the row at off of buf (len bytes): natts values, with a TID or
- * without (tid).  NULL, or what is wrong with it (for a protocol error).
- */
-const char *ApRowOpen(const char *buf, size_t len, size_t off, int natts, bool tid,
-					  ApRowView *row);
-
-/* Is value i of the row NULL? */
-static inline bool
-ApRowIsNull(const ApRowView *row, int i)
-{
-	return row->nulls != NULL && !(row->nulls[i >> 3] & (1 << (i & 7)));
-}
 
 #endif							/* AP_DISKSCAN_H */

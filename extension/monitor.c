@@ -1,5 +1,5 @@
 /*
- * stats.c
+ * monitor.c
  *	  The monitoring functions: active_pg.disks() (is each disk up, what is
  *	  it) and active_pg.disk_stats (per-disk cumulative statistics).
  *
@@ -16,6 +16,12 @@
  *     daemon starts from zero): the launcher counts them in a small shared
  *     memory area requested at preload (shmem_request_hook).  Without
  *     preloading there is no launcher and the column is NULL.
+ *   - The same area keeps what the backends saw of each disk (failures, the
+ *     last one's reason and time, the latest end of a quarantine a backend
+ *     put it in: active_pg.disks()) and the blocks the host read itself,
+ *     unfiltered, by cause (active_pg.host_fallback_stats).  Quarantine
+ *     itself is decided by each backend (transport.c); this is what the
+ *     monitoring sees of it.  Without preloading these columns are NULL.
  */
 #include "postgres.h"
 
@@ -28,6 +34,7 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -37,14 +44,42 @@
 
 PG_FUNCTION_INFO_V1(active_pg_disks_info);
 PG_FUNCTION_INFO_V1(active_pg_disk_stats);
+PG_FUNCTION_INFO_V1(active_pg_host_fallback_stats);
+PG_FUNCTION_INFO_V1(active_pg_host_fallback_stats_reset);
 
 #define AP_STATS_NCOLS				16
+#define AP_FAILURE_LEN				256
 
-/* Shared memory: restart counts per launcher disk. */
+/* What the backends saw of one disk (active_pg.disks()). */
+typedef struct ApDiskHealth
+{
+	slock_t		mutex;
+	uint64		failures;
+	TimestampTz quarantined_until;	/* the latest any backend set; 0: never */
+	TimestampTz last_failure_at;	/* 0: never */
+	char		last_failure[AP_FAILURE_LEN];
+} ApDiskHealth;
+
+/* Shared memory: restart counts per launcher disk, health, host fallbacks. */
 typedef struct ApStatsShared
 {
 	pg_atomic_uint32 restarts[AP_NDISKS_MAX];
+	ApDiskHealth health[AP_NDISKS_MAX];
+	pg_atomic_uint64 fallback_events[AP_FALLBACK_NCAUSES];
+	pg_atomic_uint64 fallback_blocks[AP_FALLBACK_NCAUSES];
+	pg_atomic_uint64 fallback_tuples[AP_FALLBACK_NCAUSES];
+	pg_atomic_uint64 fallback_reset_at;	/* TimestampTz of the last reset */
 } ApStatsShared;
+
+/* active_pg.host_fallback_stats' cause names, in ApFallbackCause's order */
+static const char *const ap_fallback_causes[AP_FALLBACK_NCAUSES] = {
+	"disk_failed_mid_scan",
+	"disk_unreachable",
+	"disk_quarantined",
+	"all_disks_failed",
+	"handed_back",
+	"pages_mode",
+};
 
 static ApStatsShared *ap_stats_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -71,8 +106,22 @@ ap_stats_shmem_startup(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ap_stats_shared = ShmemInitStruct("active_pg disk stats", sizeof(ApStatsShared), &found);
 	if (!found)
+	{
+		memset(ap_stats_shared, 0, sizeof(ApStatsShared));
 		for (i = 0; i < AP_NDISKS_MAX; i++)
+		{
 			pg_atomic_init_u32(&ap_stats_shared->restarts[i], 0);
+			SpinLockInit(&ap_stats_shared->health[i].mutex);
+		}
+		for (i = 0; i < AP_FALLBACK_NCAUSES; i++)
+		{
+			pg_atomic_init_u64(&ap_stats_shared->fallback_events[i], 0);
+			pg_atomic_init_u64(&ap_stats_shared->fallback_blocks[i], 0);
+			pg_atomic_init_u64(&ap_stats_shared->fallback_tuples[i], 0);
+		}
+		pg_atomic_init_u64(&ap_stats_shared->fallback_reset_at,
+						   (uint64) GetCurrentTimestamp());
+	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -94,9 +143,99 @@ ApStatsCountRestart(int disk)
 		pg_atomic_fetch_add_u32(&ap_stats_shared->restarts[disk], 1);
 }
 
+/* A scan saw disk fail (see active_pg.h). */
+void
+ApStatsDiskFailed(int disk, const char *why, TimestampTz until)
+{
+	ApDiskHealth *h;
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (ap_stats_shared == NULL || disk < 0 || disk >= AP_NDISKS_MAX)
+		return;
+	h = &ap_stats_shared->health[disk];
+	SpinLockAcquire(&h->mutex);
+	h->failures++;
+	h->last_failure_at = now;
+	strlcpy(h->last_failure, why != NULL ? why : "unknown", AP_FAILURE_LEN);
+	if (until > h->quarantined_until)
+		h->quarantined_until = until;
+	SpinLockRelease(&h->mutex);
+}
+
+/* Count blocks the host read itself (see active_pg.h). */
+void
+ApStatsCountFallback(ApFallbackCause cause, uint64 events, uint64 blocks, uint64 tuples)
+{
+	if (ap_stats_shared == NULL || cause < 0 || cause >= AP_FALLBACK_NCAUSES)
+		return;
+	if (events > 0)
+		pg_atomic_fetch_add_u64(&ap_stats_shared->fallback_events[cause], events);
+	if (blocks > 0)
+		pg_atomic_fetch_add_u64(&ap_stats_shared->fallback_blocks[cause], blocks);
+	if (tuples > 0)
+		pg_atomic_fetch_add_u64(&ap_stats_shared->fallback_tuples[cause], tuples);
+}
+
+/*
+ * active_pg.host_fallback_stats(): one row per cause: how often, how many
+ * blocks (and bytes) the host read itself, how many single tuples it
+ * fetched, since the counters were last reset.  NULL counters without
+ * preloading (no shared memory).
+ */
+Datum
+active_pg_host_fallback_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < AP_FALLBACK_NCAUSES; i++)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {false, true, true, true, true, true};
+
+		values[0] = CStringGetTextDatum(ap_fallback_causes[i]);
+		if (ap_stats_shared != NULL)
+		{
+			uint64		blocks = pg_atomic_read_u64(&ap_stats_shared->fallback_blocks[i]);
+
+			values[1] = Int64GetDatum((int64) pg_atomic_read_u64(&ap_stats_shared->fallback_events[i]));
+			values[2] = Int64GetDatum((int64) blocks);
+			values[3] = Int64GetDatum((int64) (blocks * BLCKSZ));
+			values[4] = Int64GetDatum((int64) pg_atomic_read_u64(&ap_stats_shared->fallback_tuples[i]));
+			values[5] = TimestampTzGetDatum((TimestampTz)
+											pg_atomic_read_u64(&ap_stats_shared->fallback_reset_at));
+			memset(nulls, false, sizeof(nulls));
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* active_pg.host_fallback_stats_reset(): zero the host fallback counters. */
+Datum
+active_pg_host_fallback_stats_reset(PG_FUNCTION_ARGS)
+{
+	if (ap_stats_shared != NULL)
+	{
+		for (int i = 0; i < AP_FALLBACK_NCAUSES; i++)
+		{
+			pg_atomic_write_u64(&ap_stats_shared->fallback_events[i], 0);
+			pg_atomic_write_u64(&ap_stats_shared->fallback_blocks[i], 0);
+			pg_atomic_write_u64(&ap_stats_shared->fallback_tuples[i], 0);
+		}
+		pg_atomic_write_u64(&ap_stats_shared->fallback_reset_at,
+							(uint64) GetCurrentTimestamp());
+	}
+	PG_RETURN_VOID();
+}
+
 /*
  * active_pg.disks(): one row per configured disk: whether it answers the
- * handshake now, its disk id and version.
+ * handshake now, its disk id and version; then what the backends saw of it
+ * (shared memory, NULL without preloading): until when some backend keeps
+ * it in quarantine (NULL if none does now), its failures, the last one's
+ * reason and time.  An SQL definition of 0.2 has the first five columns
+ * only, and gets those.
  */
 Datum
 active_pg_disks_info(PG_FUNCTION_ARGS)
@@ -118,8 +257,8 @@ active_pg_disks_info(PG_FUNCTION_ARGS)
 		ApDiskConn *c = &set->conns[i];
 		char	   *err = NULL;
 		bool		alive = ApConnectOne(set, i, &addrs[i], &err);
-		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
+		Datum		values[9];
+		bool		nulls[9] = {false, false, false, false, false, true, true, true, true};
 
 		ApConnClose(c);
 		values[0] = Int32GetDatum(i);
@@ -135,6 +274,36 @@ active_pg_disks_info(PG_FUNCTION_ARGS)
 			nulls[3] = true;
 			nulls[4] = true;
 		}
+		if (ap_stats_shared != NULL && i < AP_NDISKS_MAX)
+		{
+			ApDiskHealth *h = &ap_stats_shared->health[i];
+			TimestampTz until;
+			TimestampTz at;
+			uint64		failures;
+			char		why[AP_FAILURE_LEN];
+
+			SpinLockAcquire(&h->mutex);
+			until = h->quarantined_until;
+			at = h->last_failure_at;
+			failures = h->failures;
+			memcpy(why, h->last_failure, AP_FAILURE_LEN);
+			SpinLockRelease(&h->mutex);
+			why[AP_FAILURE_LEN - 1] = '\0';
+			if (until > GetCurrentTimestamp())
+			{
+				values[5] = TimestampTzGetDatum(until);
+				nulls[5] = false;
+			}
+			values[6] = Int64GetDatum((int64) failures);
+			nulls[6] = false;
+			if (at != 0)
+			{
+				values[7] = CStringGetTextDatum(why);
+				values[8] = TimestampTzGetDatum(at);
+				nulls[7] = nulls[8] = false;
+			}
+		}
+		/* with the 0.2 definition, the first five are taken */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 

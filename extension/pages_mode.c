@@ -1,5 +1,5 @@
 /*
- * pages.c
+ * pages_mode.c
  *	  Distributed-device mode of ActiveScan (active_pg.scan_mode = 'pages'):
  *	  the disks ship raw pages of their stripes (PageBatch) and the host
  *	  does all the work, as Rauch and Stricker's striped network disks (FNBD) and Riedel's
@@ -24,7 +24,7 @@
  *     that owns its stripe unit, as a page or as a fallback block: a missing
  *     or duplicated page would silently lose or duplicate rows, so either is
  *     a protocol violation.  A parallel participant checks the same for the
- *     stripe units of the work items it shipped (diskscan.h).
+ *     stripe units of the work items it shipped (disk_conversation.h).
  *   - Pages are copied into an aligned buffer before use: tuples are
  *     MAXALIGNed relative to the page, and the frame's bytes need not be.
  */
@@ -182,6 +182,8 @@ ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f)
 	for (i = 0; i < pb->n_blocks; i++)
 		ap_pages_mark(s, conn, pb->blocks[i]);
 	s->host.pages_received += pb->n_blocks;
+	if (pb->n_blocks > 0)
+		ApStatsCountFallback(AP_FALLBACK_PAGES, 1, pb->n_blocks, 0);
 	s->host.bytes_received += pb->pages.len;
 	if (pb->n_blocks == 0)
 	{
@@ -201,6 +203,41 @@ ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk)
 {
 	if (s->pages != NULL)
 		ap_pages_mark(s, conn, blk);
+}
+
+/*
+ * conn's disk failed: the host reads the blocks of its stripe units that did
+ * not arrive (as pages or fallback blocks), through the buffer manager with
+ * the query's snapshot, and counts them as received.  Pages that did arrive
+ * are the host's already (queued or done): none is read twice.  Returns the
+ * number of blocks queued.
+ */
+uint64
+ApPagesTakeOver(ApScanState *s, ApDiskConn *conn)
+{
+	ApPageState *ps = s->pages;
+	uint64		nunits;
+	uint64		queued = 0;
+
+	if (ps == NULL)
+		return 0;
+	nunits = ((uint64) s->ds.nblocks + ps->stripe_pages - 1) / ps->stripe_pages;
+	for (uint64 u = conn->vdisk; u < nunits; u += ps->ndisks)
+	{
+		BlockNumber first = (BlockNumber) (u * ps->stripe_pages);
+		BlockNumber last = (BlockNumber) Min((uint64) s->ds.nblocks, (u + 1) * ps->stripe_pages);
+
+		for (BlockNumber blk = first; blk < last; blk++)
+		{
+			if (ps->seen[blk / 8] & (1 << (blk % 8)))
+				continue;
+			ps->seen[blk / 8] |= (1 << (blk % 8));
+			ps->nseen++;
+			ApDiskScanPushBlock(&s->ds, blk);
+			queued++;
+		}
+	}
+	return queued;
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * client.c
+ * transport.c
  *	  Connections from a backend to the disk daemons (addresses: diskaddr.c).
  *
  * Rules of this file:
@@ -145,7 +145,7 @@ ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int naddrs, int n, int capacity
 
 /* ---------------- connect ---------------- */
 
-/* Wait for events on conn's socket or the latch, serving interrupts (see client.h). */
+/* Wait for events on conn's socket or the latch, serving interrupts (see transport.h). */
 int
 ApConnWait(ApDiskConn *conn, int events, long ms)
 {
@@ -420,7 +420,7 @@ ap_fill(ApDiskConn *c, char **err)
 	}
 }
 
-/* See client.h. */
+/* See transport.h. */
 bool
 ApDiskErrorRecoverable(uint32 code)
 {
@@ -793,17 +793,24 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 /*
  * Disks that failed recently, per backend: the next scans take their units
  * over at once instead of waiting for the connect timeout again (a stopped
- * daemon still accepts connections and never answers).
+ * daemon still accepts connections and never answers).  Per backend on
+ * purpose: one session's failure (a query cancelled while a disk was slow,
+ * a disk restarted since) does not take the disk away from every other
+ * session; each finds out for itself at the cost of one connect timeout.
+ * active_pg.disks() shows the latest quarantine any backend set.
  */
 static TimestampTz ap_quarantine_until[AP_NDISKS_MAX];
 
-/* See client.h. */
+/* See transport.h. */
 void
-ApDiskQuarantine(int disk)
+ApDiskQuarantine(int disk, const char *why)
 {
 	if (disk >= 0 && disk < AP_NDISKS_MAX)
+	{
 		ap_quarantine_until[disk] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 																AP_QUARANTINE_MS);
+		ApStatsDiskFailed(disk, why, ap_quarantine_until[disk]);
+	}
 }
 
 /* Did disk fail less than AP_QUARANTINE_MS ago? */
@@ -858,7 +865,7 @@ ap_idle_clear(ApIdleConn *ic)
 
 static void ap_build_wes(ApConnSet *set);
 
-/* See client.h. */
+/* See transport.h. */
 void
 ApConnKeepIdle(ApConnSet *set, ApDiskConn *c)
 {
@@ -1002,6 +1009,7 @@ ApConnectAll(MemoryContext cxt)
 		{
 			ap_conn_failed(&set->conns[i], "skipped",
 						   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+			set->conns[i].quarantined = true;
 			continue;
 		}
 		if (ap_take_idle(set, &set->conns[i]))
@@ -1032,7 +1040,7 @@ ApConnectAll(MemoryContext cxt)
 	return set;
 }
 
-/* An empty set with room for capacity connections (see client.h). */
+/* An empty set with room for capacity connections (see transport.h). */
 ApConnSet *
 ApConnSetCreate(MemoryContext cxt, int capacity)
 {
@@ -1052,7 +1060,7 @@ ApConnSetDisks(ApConnSet *set)
 	return set->naddrs;
 }
 
-/* Connect the set's next connection to disk (see client.h). */
+/* Connect the set's next connection to disk (see transport.h). */
 ApDiskConn *
 ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 {
@@ -1072,8 +1080,11 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   active_pg_connect_timeout_ms);
 	if (ap_quarantined(disk))
+	{
 		ap_conn_failed(c, "skipped",
 					   psprintf("it failed less than %d s ago", AP_QUARANTINE_MS / 1000));
+		c->quarantined = true;
+	}
 	else if (ap_take_idle(set, c))
 		;						/* connected and authenticated */
 	else if (!ap_connect(c, &set->addrs[disk], deadline, true, &err))
@@ -1085,7 +1096,7 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	return c;
 }
 
-/* See client.h. */
+/* See transport.h. */
 bool
 ApConnReconnect(ApConnSet *set, ApDiskConn *c, char **err)
 {
@@ -1106,7 +1117,7 @@ ApConnReconnect(ApConnSet *set, ApDiskConn *c, char **err)
 	return ok;
 }
 
-/* ---------------- one-off requests (stats.c) ---------------- */
+/* ---------------- one-off requests (monitor.c) ---------------- */
 
 /*
  * The configured disks as an unconnected set in cxt (sockets closed by the

@@ -1,10 +1,10 @@
 /*
- * client.h
- *	  A backend's connections to the disk daemons (client.c): disk addresses
+ * transport.h
+ *	  A backend's connections to the disk daemons (transport.c): disk addresses
  *	  (diskaddr.c),
  *	  the per-scan connection set, framed send and receive, the mapping of a
  *	  disk's errors to SQLSTATEs, and the short one-off connections of the
- *	  monitoring functions (stats.c).
+ *	  monitoring functions (monitor.c).
  *
  * Rules of this file: declarations only; every function that can fail either
  * raises an ERROR with a SQLSTATE naming the disk, or (the "Try" and one-off
@@ -48,7 +48,7 @@ int			ApGetDiskAddrs(ApDiskAddr **out);
 /* Number of disks a scan would use now (0 if none is configured). */
 int			ApConfiguredDiskCount(void);
 
-/* ---------- disk connections (client.c) ---------- */
+/* ---------- disk connections (transport.c) ---------- */
 
 /* One connection to one disk for one scan. */
 typedef struct ApDiskConn
@@ -79,11 +79,12 @@ typedef struct ApDiskConn
 	 */
 	bool		failed;
 	char	   *failure;
+	bool		quarantined;	/* skipped: this backend saw it fail recently */
 	bool		delivered;
 	TimestampTz last_heard;		/* when bytes last arrived (or the request left) */
 
 	/*
-	 * What the disk delivered beyond its Progress reports (diskscan.c), for
+	 * What the disk delivered beyond its Progress reports (disk_conversation.c), for
 	 * a takeover after delivery: the tuples of partial_block below
 	 * partial_offset (0: none); fallback TIDs and blocks received for
 	 * blocks not yet reported; AggPartial frames of a flush not yet ended.
@@ -138,11 +139,12 @@ int			ApConnSetDisks(ApConnSet *set);
 ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
 
 /*
- * Disk failed: for AP_QUARANTINE_MS this backend's scans do not try it and
- * take its units over at once.
+ * Disk failed (why): for AP_QUARANTINE_MS this backend's scans do not try it
+ * and take its units over at once.  The failure and the quarantine's end are
+ * published for active_pg.disks() (monitor.c).
  */
 #define AP_QUARANTINE_MS			10000
-void		ApDiskQuarantine(int disk);
+void		ApDiskQuarantine(int disk, const char *why);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);
@@ -172,7 +174,7 @@ void		ApFreeFrame(ApConnSet *set, ActivePg__Frame *frame);
  */
 int			ApConnWait(ApDiskConn *conn, int events, long ms);
 
-/* ---------- one-off requests to each disk (stats.c) ---------- */
+/* ---------- one-off requests to each disk (monitor.c) ---------- */
 
 /* The configured disks as an unconnected set in cxt; *addrs gets their addresses. */
 ApConnSet  *ApOpenDiskSet(MemoryContext cxt, ApDiskAddr **addrs);

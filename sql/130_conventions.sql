@@ -10,11 +10,21 @@ CREATE ROLE ap_plain LOGIN;
 SET ROLE ap_monitor;
 SELECT count(*) AS disks, bool_and(alive) AS alive FROM active_pg.disks();
 SELECT count(*) AS disks FROM active_pg.disk_stats WHERE scans IS NOT NULL;
+-- what the backends saw of each disk, and the blocks the host read itself
+SELECT count(*) AS disks FROM active_pg.disks() WHERE failures IS NOT NULL;
+SELECT cause, events >= 0 AND bytes = blocks * 8192 AS counted
+FROM active_pg.host_fallback_stats ORDER BY cause;
 RESET ROLE;
 -- an ordinary role may not
 SET ROLE ap_plain;
 SELECT count(*) FROM active_pg.disks();
+SELECT count(*) FROM active_pg.host_fallback_stats;
+SELECT active_pg.host_fallback_stats_reset();
 RESET ROLE;
+-- a superuser resets the host's fallback counters
+SELECT active_pg.host_fallback_stats_reset();
+SELECT sum(events) AS events, sum(blocks) AS blocks, bool_and(stats_reset > now() - '1 min'::interval) AS just_reset
+FROM active_pg.host_fallback_stats;
 
 -- settings that act on the shared daemons are not an ordinary role's to set
 SET ROLE ap_plain;

@@ -2,7 +2,8 @@
 # connection is shut down, that refuses for memory, or whose read fails
 # (the daemon's test failpoints, diskd/failpoint.c), before its first page,
 # in the middle of its scan or after its last frame, under ActiveScan,
-# ActiveAgg (with memory flushes), a Bloom-filtered scan and a parallel scan:
+# ActiveAgg (with memory flushes), a Bloom-filtered scan, a parallel scan and
+# the distributed-device mode (scan_mode = 'pages'):
 # every query returns the result of active_pg.enable = off, without an
 # error.  A disk that fails after it delivered part of its share is taken
 # over for the rest only (the log says so); a page handed back mid-scan is
@@ -56,17 +57,19 @@ my %q = (
 	  . "SELECT count(*), sum(t.id), sum(hashint4(t.id)::bigint) FROM t JOIN small s ON t.k = s.k",
 	parallel => $parallel . "SET active_pg.enable_agg = off; "
 	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
+	pages => "SET active_pg.scan_mode = 'pages'; SET active_pg.enable_agg = off; "
+	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
 );
 # the page of a scan at which "mid" fires: a disk reads some 200 pages, a
 # parallel work item (a quarter of a disk's units) some 50
-my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25);
+my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25, pages => 60);
 
 my %expected;
 $expected{$_} = $node->safe_psql('postgres', "SET active_pg.enable = off; $q{$_}") for keys %q;
 
 # the plans are the ones meant
 my %shape = (scan => qr/ActiveScan/, agg => qr/ActiveAgg/, bloom => qr/Bloom Filter/,
-	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s);
+	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s, pages => qr/ActiveScan/);
 for my $name (sort keys %q)
 {
 	(my $sql = $q{$name}) =~ s/(SELECT count.*)$/EXPLAIN (COSTS OFF) $1/;
@@ -101,7 +104,7 @@ for my $kind (qw(kill stop close busy io-error))
 {
 	for my $when (qw(start mid end))
 	{
-		for my $name (qw(scan agg bloom parallel))
+		for my $name (qw(scan agg bloom parallel pages))
 		{
 			# a different disk each time: the launcher backs off a disk that
 			# keeps dying
@@ -140,8 +143,24 @@ for my $kind (qw(kill stop close busy io-error))
 }
 note(sprintf("fault matrix: %.1f s", time - $t_start));
 
+# active_pg.host_fallback_stats as "cause events blocks bytes tuples" lines
+sub fallback_stats
+{
+	my %st;
+	for my $line (split /\n/, $node->safe_psql('postgres',
+		"SELECT cause, events, blocks, bytes, tuples FROM active_pg.host_fallback_stats"))
+	{
+		my ($cause, @v) = split /\|/, $line;
+		$st{$cause} = \@v;
+	}
+	return \%st;
+}
+
 # A page a disk hands back in the middle of its scan (its checksum failed
 # there) is read once by the host, then the disk fails: still stock's answer.
+$node->safe_psql('postgres', 'SELECT active_pg.host_fallback_stats_reset()');
+my $st = fallback_stats();
+is(join(',', map { $st->{$_}[1] } sort keys %$st), '0,0,0,0,0,0', 'fallback counters reset');
 for my $name (qw(scan agg))
 {
 	set_failpoint("2 checksum page:30");
@@ -149,9 +168,13 @@ for my $name (qw(scan agg))
 	is($r1, $expected{$name}, "$name: a page handed back mid-scan is counted once");
 	unlink $fpfile;
 }
+$st = fallback_stats();
+cmp_ok($st->{handed_back}[0], '>=', 1, 'host_fallback_stats: pages handed back, counted');
+cmp_ok($st->{handed_back}[1], '>=', 1, 'host_fallback_stats: ... with their blocks');
 
 # Every disk gone: queries answer from the host, and the backend warns once,
 # not at every query.
+$node->safe_psql('postgres', 'SELECT active_pg.host_fallback_stats_reset()');
 set_failpoint("* io-error start");
 my ($ret, $out, $err) = $node->psql('postgres',
 	$base . $q{scan} . "; " . $q{agg} . "; " . $q{scan});
@@ -159,8 +182,23 @@ unlink $fpfile;
 is($out, "$expected{scan}\n$expected{agg}\n$expected{scan}", 'every disk failing: stock\'s answers');
 my @warnings = ($err =~ /WARNING:  no active_pg disk could complete a scan of "t"/g);
 is(scalar(@warnings), 1, 'and one WARNING for the backend') or diag($err);
+$st = fallback_stats();
+is($st->{disk_unreachable}[0], 4, 'host_fallback_stats: the first query\'s 4 disks failed before delivering');
+is($st->{disk_unreachable}[1], $pages, 'host_fallback_stats: ... and the host read all their blocks');
+is($st->{disk_unreachable}[2], $pages * 8192, 'host_fallback_stats: bytes are blocks of 8 kB');
+is($st->{disk_quarantined}[0], 8, 'host_fallback_stats: the next two queries skipped the 4 quarantined disks');
+is($st->{disk_quarantined}[1], 2 * $pages, 'host_fallback_stats: ... and read their blocks on the host');
+is($st->{all_disks_failed}[0], 3, 'host_fallback_stats: 3 scans without any disk');
+is($st->{disk_failed_mid_scan}[0], 0, 'host_fallback_stats: no disk failed mid-scan');
+# the failures and the quarantine are visible to every session
+my $disks = $node->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE quarantined_until > now()), bool_and(failures >= 1), "
+	  . "count(*) FILTER (WHERE last_failure <> '' AND last_failure_at > now() - '1 min'::interval) "
+	  . "FROM active_pg.disks()");
+is($disks, "4|t|4", "active_pg.disks(): 4 disks quarantined, failures counted, the last one's reason");
 
 # EXPLAIN ANALYZE counts the disk taken over and the blocks the host read
+$node->safe_psql('postgres', 'SELECT active_pg.host_fallback_stats_reset()');
 set_failpoint("1 io-error page:60");
 $out = $node->safe_psql('postgres', $base . "SET active_pg.enable_agg = off; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
 	  . "SELECT count(*) FROM t WHERE k < 50");
@@ -168,6 +206,34 @@ unlink $fpfile;
 like($out, qr/Disks Taken Over: 1 \(blocks read by the host (\d+)\)/, 'EXPLAIN ANALYZE: the disk taken over');
 my ($blocks) = $out =~ /blocks read by the host (\d+)/;
 cmp_ok($blocks, '<', $pages / 4 - 20, 'the host read less than the disk\'s share');
+$st = fallback_stats();
+is("$st->{disk_failed_mid_scan}[0] $st->{disk_failed_mid_scan}[1]", "1 $blocks",
+	'host_fallback_stats: the disk taken over mid-scan and the blocks the host read');
+is($st->{disk_unreachable}[0] + $st->{disk_quarantined}[0], 0, 'host_fallback_stats: no other cause');
+
+# The distributed-device mode: a disk that fails after shipping part of its
+# pages is taken over for the pages that did not arrive, each read once.
+$node->safe_psql('postgres', 'SELECT active_pg.host_fallback_stats_reset()');
+set_failpoint("2 io-error page:60");
+$out = $node->safe_psql('postgres', $base . "SET active_pg.scan_mode = 'pages'; SET active_pg.enable_agg = off; "
+	  . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM t WHERE k < 50");
+unlink $fpfile;
+like($out, qr/Disks Taken Over: 1 \(blocks read by the host (\d+)\)/, 'pages: EXPLAIN ANALYZE, the disk taken over');
+($blocks) = $out =~ /blocks read by the host (\d+)/;
+cmp_ok($blocks, '<', $pages / 4 - 20, 'pages: the host read less than the disk\'s share');
+$st = fallback_stats();
+is("$st->{disk_failed_mid_scan}[0] $st->{disk_failed_mid_scan}[1]", "1 $blocks",
+	'pages: host_fallback_stats, the disk taken over mid-scan');
+is($st->{pages_mode}[1] + $blocks, $pages, 'pages: host_fallback_stats, every other page shipped, none twice');
+# ... and in a parallel scan, whose participants take their work items over
+for my $at (qw(start page:25 end))
+{
+	set_failpoint("3 io-error $at");
+	($ret, $out, $err) = $node->psql('postgres', $base . $parallel . $q{pages});
+	unlink $fpfile;
+	is($out, $expected{pages}, "pages, parallel, io-error at $at: the result of enable = off");
+	is($ret, 0, "pages, parallel, io-error at $at: no error") or diag($err);
+}
 
 # Daemons without io_uring (as under a container's seccomp profile, which
 # refuses io_uring_setup): they read with pread, say so once, and answer
