@@ -1,10 +1,10 @@
 /*
  * activescan.h
  *	  Executor-side declarations of active_pg: the ActiveScan scan state
- *	  (activescan.c), its distributed-device mode (pages_mode.c) and the EXPLAIN output
+ *	  (activescan.c, with its distributed-device mode) and the EXPLAIN output
  *	  of the executor nodes (explain.c).
  *
- * Rules of this file: only executor files (activescan.c, pages_mode.c, explain.c,
+ * Rules of this file: only executor files (activescan.c, explain.c,
  * agg_exec.c) include it; connections are transport.h, one scan's
  * conversation with the disks is disk_conversation.h, and the shared interface of
  * the extension stays in active_pg.h.
@@ -102,7 +102,7 @@ typedef struct ApScanState
 	TupleTableSlot *kept_slot;	/* scan tuple + int8 packed TID */
 	bool		kept_all;		/* the scan itself is exhausted */
 
-	/* distributed-device mode (pages_mode.c): per execution, in scan_cxt */
+	/* distributed-device mode (activescan.c's pages section): per execution, in scan_cxt */
 	struct ApPageState *pages;
 	TupleTableSlot *page_slot;	/* heap tuples on page copies */
 
@@ -141,10 +141,6 @@ void		ApExplainDiskRemoved(PlanState *ps, List *disk_quals,
 /* ANALYZE text line "Host Mode:", if any execution ran on the host. */
 void		ApExplainTextHostMode(const ApHostStats *h, ExplainState *es);
 
-/* activescan.c, for pages_mode.c */
-/* Quals and projection of the heap tuple in slot into the scan slot; false if rejected. */
-bool		ApHeapToScanSlot(ApScanState *s, TupleTableSlot *heap);
-
 /* parallel.c: the DSM callbacks of a parallel-aware ActiveScan */
 Size		ApScanEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
 void		ApScanInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
@@ -153,19 +149,5 @@ void		ApScanInitializeWorker(CustomScanState *node, shm_toc *toc, void *coordina
 void		ApScanShutdown(CustomScanState *node);
 /* Host mode's shared heap scan descriptor. */
 ParallelTableScanDesc ApParallelHeapScan(ApParallelShared *sh);
-
-/* pages_mode.c: the distributed-device mode (active_pg.scan_mode = 'pages') */
-/* Set up the page state of one execution, after connecting and before shipping. */
-void		ApPagesBegin(ApScanState *s);
-/* Queue a PageBatch frame (the page state takes ownership). */
-void		ApPagesQueue(ApScanState *s, ApDiskConn *conn, ActivePg__Frame *f);
-/* A fallback block from a disk counts as received in pages mode. */
-void		ApPagesFallbackBlock(ApScanState *s, ApDiskConn *conn, uint32 blk);
-/* The next visible, qualifying tuple of the queued pages in the scan slot. */
-bool		ApPagesNext(ApScanState *s);
-/* A disk failed: queue the blocks of its stripe units that did not arrive. */
-uint64		ApPagesTakeOver(ApScanState *s, ApDiskConn *conn);
-/* At the end of the scan: ERROR unless every block arrived. */
-void		ApPagesCheckComplete(ApScanState *s);
 
 #endif							/* AP_EXEC_H */

@@ -559,7 +559,7 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	ApConnClose(conn);
 	/* a disk skipped for an earlier failure stays in its quarantine's term */
 	if (!conn->quarantined)
-		ApDiskQuarantine(conn->disk, why);
+		ApStatsDiskFailed(conn->disk, why, ApDiskQuarantine(conn->disk));
 	conn->scanning = false;
 	conn->done = true;
 	if (!conn->failed)

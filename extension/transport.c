@@ -802,15 +802,14 @@ ap_handshake(ApConnSet *set, ApDiskConn *c, TimestampTz deadline, char **err)
 static TimestampTz ap_quarantine_until[AP_NDISKS_MAX];
 
 /* See transport.h. */
-void
-ApDiskQuarantine(int disk, const char *why)
+TimestampTz
+ApDiskQuarantine(int disk)
 {
-	if (disk >= 0 && disk < AP_NDISKS_MAX)
-	{
-		ap_quarantine_until[disk] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-																AP_QUARANTINE_MS);
-		ApStatsDiskFailed(disk, why, ap_quarantine_until[disk]);
-	}
+	if (disk < 0 || disk >= AP_NDISKS_MAX)
+		return 0;
+	ap_quarantine_until[disk] = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															AP_QUARANTINE_MS);
+	return ap_quarantine_until[disk];
 }
 
 /* Did disk fail less than AP_QUARANTINE_MS ago? */

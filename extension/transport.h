@@ -139,12 +139,12 @@ int			ApConnSetDisks(ApConnSet *set);
 ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
 
 /*
- * Disk failed (why): for AP_QUARANTINE_MS this backend's scans do not try it
- * and take its units over at once.  The failure and the quarantine's end are
- * published for active_pg.disks() (monitor.c).
+ * Disk failed: for AP_QUARANTINE_MS this backend's scans do not try it and
+ * take its units over at once.  Returns the quarantine's end (0: no such
+ * disk), which the caller publishes for active_pg.disks() (monitor.c).
  */
 #define AP_QUARANTINE_MS			10000
-void		ApDiskQuarantine(int disk, const char *why);
+TimestampTz ApDiskQuarantine(int disk);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);

@@ -23,7 +23,7 @@
  * inside the row.
  *
  * Built with PostgreSQL's server headers and nothing of the backend but
- * psprintf and elog's entry points, defined below.
+ * psprintf and elog's entry points (fuzz_backend.c).
  */
 #include "postgres.h"
 
@@ -37,59 +37,9 @@
 
 #include "rowview.h"
 
-/* port.h maps vsnprintf to src/port's; the C library's does here */
-#undef vsnprintf
-
 #define FUZZ_MAX_ATTS	12
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
-
-/* rowview.c's only backend call: its messages are dropped here */
-char *
-psprintf(const char *fmt,...)
-{
-	static char msg[512];
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return msg;
-}
-
-/*
- * fetchatt's elog(ERROR) for a by-value length it does not know (an inline
- * function since PostgreSQL 16): never reached with the lengths made up
- * here; if it were, the run stops with the input.
- */
-bool
-errstart(int elevel, const char *domain)
-{
-	(void) domain;
-	return elevel >= ERROR;
-}
-
-bool
-errstart_cold(int elevel, const char *domain)
-{
-	return errstart(elevel, domain);
-}
-
-int
-errmsg_internal(const char *fmt,...)
-{
-	(void) fmt;
-	return 0;
-}
-
-void
-errfinish(const char *filename, int lineno, const char *funcname)
-{
-	(void) filename;
-	(void) lineno;
-	(void) funcname;
-	abort();
-}
 
 static const int16 fuzz_lens[8] = {-1, -2, 1, 2, 4, 8, 6, 16};
 static const char fuzz_aligns[4] = {TYPALIGN_CHAR, TYPALIGN_SHORT, TYPALIGN_INT, TYPALIGN_DOUBLE};
