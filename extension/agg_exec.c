@@ -650,6 +650,8 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
 		ExplainPropertyUInteger("Disks Taken Over", NULL, h->disks_taken_over, es);
 		ExplainPropertyUInteger("Blocks Taken Over", NULL, h->blocks_taken_over, es);
+		if (h->disks_taken_over > 0)
+			ExplainPropertyText("Takeover Reason", h->takeover_reason, es);
 		ExplainPropertyUInteger("Interconnect Bytes Shipped", "bytes", t.bytes_shipped, es);
 		ExplainPropertyUInteger("Disk Bytes Read", "bytes", t.bytes_read, es);
 		ExplainPropertyFloat("Interconnect Reduction", NULL, ApBytesReduction(&t), 1, es);

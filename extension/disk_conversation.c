@@ -409,6 +409,8 @@ ApAddHostStats(ApHostStats *d, const ApHostStats *h)
 	d->page_tuples_visible += h->page_tuples_visible;
 	d->connections_opened += h->connections_opened;
 	d->connections_reused += h->connections_reused;
+	if (d->takeover_reason[0] == '\0')
+		strlcpy(d->takeover_reason, h->takeover_reason, sizeof(d->takeover_reason));
 }
 
 /*
@@ -602,6 +604,9 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	}
 	ds->host->disks_taken_over++;
 	ds->host->blocks_taken_over += blocks;
+	if (ds->host->takeover_reason[0] == '\0')
+		snprintf(ds->host->takeover_reason, sizeof(ds->host->takeover_reason),
+				 "disk %d: %s", conn->disk, why);
 	ds->ndisks_done++;
 	ApStatsCountFallback(conn->delivered ? AP_FALLBACK_TAKEN_OVER :
 						 conn->quarantined ? AP_FALLBACK_QUARANTINED : AP_FALLBACK_UNREACHABLE,

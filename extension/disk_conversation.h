@@ -24,6 +24,9 @@
 #include "utils/snapshot.h"
 
 /* Counters of what the host did for one node (EXPLAIN ANALYZE). */
+/* Room for why a disk was taken over, as EXPLAIN ANALYZE shows it. */
+#define AP_TAKEOVER_REASON_BYTES	160
+
 typedef struct ApHostStats
 {
 	uint64		rows_from_disks;
@@ -49,6 +52,8 @@ typedef struct ApHostStats
 	uint64		page_tuples_visible;	/* pages mode: of those, visible */
 	uint64		connections_opened; /* connections to disks made for this node */
 	uint64		connections_reused; /* of the backend's kept ones, taken */
+	char		takeover_reason[AP_TAKEOVER_REASON_BYTES];	/* the first disk taken
+																 * over, and why */
 } ApHostStats;
 
 /* What the data frame callback did with a frame. */
@@ -87,7 +92,7 @@ typedef struct ApParallelScan
 
 /*
  * Optional: conn's disk failed; the consumer knows which of its blocks it
- * received (the distributed-device mode: pages_mode.c) and queues the others as
+ * received (the distributed-device mode, in activescan.c) and queues the others as
  * fallback blocks (ApDiskScanPushBlock).  Returns their number.
  */
 typedef uint64 (*ApDiskTakeOverFn) (void *arg, ApDiskConn *conn);
@@ -233,13 +238,13 @@ bool		ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot);
 /* Is fallback work (TIDs or blocks) queued? */
 bool		ApDiskScanFallbackPending(ApDiskScan *ds);
 
-/* Queue a fallback TID or block found on the host (pages_mode.c); no bounds check. */
+/* Queue a fallback TID or block found on the host (the pages mode); no bounds check. */
 void		ApDiskScanPushTid(ApDiskScan *ds, uint64 tid);
 void		ApDiskScanPushBlock(ApDiskScan *ds, uint32 blk);
 
 /*
  * Status of xid for snapshot (AP_XID_*), decided as HeapTupleSatisfiesMVCC
- * does; the answer to a disk's XidStatusRequest and pages_mode.c's visibility.
+ * does; the answer to a disk's XidStatusRequest and the pages mode's visibility.
  */
 uint32		ApXidStatusOf(TransactionId xid, Snapshot snapshot);
 

@@ -77,6 +77,8 @@ ApExplainTextFallback(const ApHostStats *h, ExplainState *es)
 		ApExplainTextLine(es, "Disks Taken Over");
 		appendStringInfo(es->str, UINT64_FORMAT " (blocks read by the host " UINT64_FORMAT ")\n",
 						 h->disks_taken_over, h->blocks_taken_over);
+		ApExplainTextLine(es, "Takeover Reason");
+		appendStringInfo(es->str, "%s\n", h->takeover_reason);
 	}
 }
 
@@ -296,6 +298,8 @@ ap_show_analyze(ApScanState *s, ExplainState *es)
 		ExplainPropertyUInteger("Xid Requests", NULL, h->xid_requests, es);
 		ExplainPropertyUInteger("Disks Taken Over", NULL, h->disks_taken_over, es);
 		ExplainPropertyUInteger("Blocks Taken Over", NULL, h->blocks_taken_over, es);
+		if (h->disks_taken_over > 0)
+			ExplainPropertyText("Takeover Reason", h->takeover_reason, es);
 		if (s->css.ss.ps.plan->parallel_aware)
 		{
 			ExplainPropertyUInteger("Work Items", NULL, h->work_items, es);

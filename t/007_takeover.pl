@@ -56,6 +56,8 @@ $t0 = time;
 my $out = $node->safe_psql('postgres', $session);
 like($out, qr/^\Q$expected{agg}\E\n\Q$expected{scan}\E\n/, 'ActiveScan and ActiveAgg with a stopped disk: stock\'s answers');
 like($out, qr/Disks Taken Over: 1/, 'EXPLAIN ANALYZE counts the disk taken over');
+like($out, qr/Takeover Reason: disk \d+: (skipped|handshake failed): \S/,
+	'and says which disk and why');
 kill 'CONT', $pids[1];
 
 # 2. and 3. need slow disks: emulated media at 2 MB/s (a daemon setting,
