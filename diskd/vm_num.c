@@ -81,75 +81,58 @@ int_arith(int fn, int rkind, int64_t x, int64_t y, ApVal *out)
 	return AP_EV_VALUE;
 }
 
-/* float4 + - * / with float4_pl/mi/mul/div's error rules. */
+/*
+ * float4 and float8 + - * / with float4_pl/mi/mul/div's and float8's error
+ * rules.  float4 operands are exact in double, and the double result of one
+ * of these operations rounded to float is the float operation's own result
+ * (a double holds more than twice a float's precision), so both widths are
+ * computed in double; the checks then look at the value of the result's
+ * width, as PostgreSQL's do.
+ */
 static ApEv
-float4_arith(int fn, float x, float y, ApVal *out)
-{
-	float		r;
-
-	switch (fn)
-	{
-		case AP_FN_ADD:
-			r = x + y;
-			if (isinf(r) && !isinf(x) && !isinf(y))
-				return AP_EV_FALLBACK;
-			break;
-		case AP_FN_SUB:
-			r = x - y;
-			if (isinf(r) && !isinf(x) && !isinf(y))
-				return AP_EV_FALLBACK;
-			break;
-		case AP_FN_MUL:
-			r = x * y;
-			if ((isinf(r) && !isinf(x) && !isinf(y)) ||
-				(r == 0.0f && x != 0.0f && y != 0.0f))
-				return AP_EV_FALLBACK;
-			break;
-		default:
-			if (y == 0.0f && !isnan(x))
-				return AP_EV_FALLBACK;
-			r = x / y;
-			if ((isinf(r) && !isinf(x)) || (r == 0.0f && x != 0.0f && !isinf(y)))
-				return AP_EV_FALLBACK;
-			break;
-	}
-	out->u.f4 = r;
-	return AP_EV_VALUE;
-}
-
-/* float8 + - * / with float8_pl/mi/mul/div's error rules. */
-static ApEv
-float8_arith(int fn, double x, double y, ApVal *out)
+float_arith(int fn, bool single, double x, double y, ApVal *out)
 {
 	double		r;
+	bool		divide = false;
+	bool		overflow;
+	bool		underflow;
 
 	switch (fn)
 	{
 		case AP_FN_ADD:
 			r = x + y;
-			if (isinf(r) && !isinf(x) && !isinf(y))
-				return AP_EV_FALLBACK;
 			break;
 		case AP_FN_SUB:
 			r = x - y;
-			if (isinf(r) && !isinf(x) && !isinf(y))
-				return AP_EV_FALLBACK;
 			break;
 		case AP_FN_MUL:
 			r = x * y;
-			if ((isinf(r) && !isinf(x) && !isinf(y)) ||
-				(r == 0.0 && x != 0.0 && y != 0.0))
-				return AP_EV_FALLBACK;
 			break;
 		default:
 			if (y == 0.0 && !isnan(x))
 				return AP_EV_FALLBACK;
 			r = x / y;
-			if ((isinf(r) && !isinf(x)) || (r == 0.0 && x != 0.0 && !isinf(y)))
-				return AP_EV_FALLBACK;
+			divide = true;
 			break;
 	}
-	out->u.f8 = r;
+	if (single)
+		r = (float) r;
+	if (divide)
+	{
+		overflow = isinf(r) && !isinf(x);
+		underflow = r == 0.0 && x != 0.0 && !isinf(y);
+	}
+	else
+	{
+		overflow = isinf(r) && !isinf(x) && !isinf(y);
+		underflow = fn == AP_FN_MUL && r == 0.0 && x != 0.0 && y != 0.0;
+	}
+	if (overflow || underflow)
+		return AP_EV_FALLBACK;
+	if (single)
+		out->u.f4 = (float) r;
+	else
+		out->u.f8 = r;
 	return AP_EV_VALUE;
 }
 
@@ -314,9 +297,9 @@ ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out)
 	if (AP_IS_INT_KIND(a->kind))
 		return int_arith(fn, rkind, a->u.i, b->u.i, out);
 	if (rkind == AP_TYPE_FLOAT4)
-		return float4_arith(fn, a->u.f4, b->u.f4, out);
+		return float_arith(fn, true, a->u.f4, b->u.f4, out);
 	if (rkind == AP_TYPE_FLOAT8)
-		return float8_arith(fn, as_double(a), as_double(b), out);
+		return float_arith(fn, false, as_double(a), as_double(b), out);
 	return numeric_arith(fn, a, b, out);
 }
 
