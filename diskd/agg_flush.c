@@ -141,19 +141,19 @@ group_values(ApAgg *a, AggGroup *g, unsigned char *scratch)
 int
 ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send, void *arg)
 {
-	ApRowBuf	rows;
+	ApRowBatchBuf	rows;
 	unsigned char *scratch;
 	ApTupleDesc desc;
 	int			rc = 0;
 
 	if (a->ngroups == 0)
 		return 0;
-	if (ap_rowbuf_init(&rows, batch_bytes + 4096) < 0)
+	if (ap_rowbatch_init(&rows, batch_bytes + 4096) < 0)
 		return -1;
 	scratch = malloc((size_t) (a->nspecs + 1) * (8 + AP_NUMERIC_FIXED_MAX_BYTES));
 	if (scratch == NULL)
 	{
-		ap_rowbuf_free(&rows);
+		ap_rowbatch_free(&rows);
 		return -1;
 	}
 	desc.natts = a->nkeys + a->nspecs;
@@ -166,7 +166,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 		if (g == NULL)
 			continue;
 		group_values(a, g, scratch);
-		if (ap_rowbuf_append(&rows, &desc, a->out_project, desc.natts, a->out_values) < 0)
+		if (ap_rowbatch_append(&rows, &desc, a->out_project, desc.natts, a->out_values) < 0)
 		{
 			rc = -1;
 			break;
@@ -175,7 +175,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 		{
 			rc = send(arg, rows.data, rows.len, rows.nrows, memory_flush);
 			a->groups_shipped += rows.nrows;
-			ap_rowbuf_reset(&rows);
+			ap_rowbatch_reset(&rows);
 		}
 	}
 	if (rc == 0 && rows.nrows > 0)
@@ -183,7 +183,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 		rc = send(arg, rows.data, rows.len, rows.nrows, memory_flush);
 		a->groups_shipped += rows.nrows;
 	}
-	ap_rowbuf_free(&rows);
+	ap_rowbatch_free(&rows);
 	free(scratch);
 
 	ap_agg_table_clear(a);

@@ -340,29 +340,30 @@ ApStatus	ap_program_project(const ApProgram *prog, const ApValue *values, ApValu
 
 /* ---------- rowenc.c ---------- */
 
-typedef struct ApRowBuf
+/* A RowBatch being filled (the host reads it as ApRowBatch, rowview.c). */
+typedef struct ApRowBatchBuf
 {
 	unsigned char *data;
 	uint32_t	len;
 	uint32_t	cap;
 	uint32_t	nrows;
-} ApRowBuf;
+} ApRowBatchBuf;
 
-int			ap_rowbuf_init(ApRowBuf *b, uint32_t cap);	/* 0 or -ENOMEM */
-void		ap_rowbuf_reset(ApRowBuf *b);
-void		ap_rowbuf_free(ApRowBuf *b);
+int			ap_rowbatch_init(ApRowBatchBuf *b, uint32_t cap);	/* 0 or -ENOMEM */
+void		ap_rowbatch_reset(ApRowBatchBuf *b);
+void		ap_rowbatch_free(ApRowBatchBuf *b);
 /*
  * Append one row holding values[project[i]-1] for i < nproject in the
  * proto/ap_rows.h layout.  Grows the buffer as needed; -ENOMEM on failure.
  */
-int			ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
+int			ap_rowbatch_append(ApRowBatchBuf *b, const ApTupleDesc *desc,
 							 const int *project, int nproject, const ApValue *values);
 /*
  * The same followed by nexprs computed values evals[i] laid out as ecols[i]
  * (natts = nproject + nexprs), and, if tid >= 0, the heap tuple's
  * AP_TID_PACK(block, offset) (AP_ROW_HASTID).
  */
-int			ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
+int			ap_rowbatch_append_exprs(ApRowBatchBuf *b, const ApTupleDesc *desc,
 								   const int *project, int nproject, const ApValue *values,
 								   const ApColumn *ecols, int nexprs, const ApValue *evals,
 								   int64_t tid);

@@ -50,7 +50,7 @@ place(const ApColumn *col, const ApValue *v, uint32_t off)
 
 /* Allocate an empty buffer of cap bytes (at least one row header). */
 int
-ap_rowbuf_init(ApRowBuf *b, uint32_t cap)
+ap_rowbatch_init(ApRowBatchBuf *b, uint32_t cap)
 {
 	if (cap < 64)
 		cap = 64;
@@ -63,7 +63,7 @@ ap_rowbuf_init(ApRowBuf *b, uint32_t cap)
 
 /* Forget the rows, keep the memory for the next batch. */
 void
-ap_rowbuf_reset(ApRowBuf *b)
+ap_rowbatch_reset(ApRowBatchBuf *b)
 {
 	b->len = 0;
 	b->nrows = 0;
@@ -71,7 +71,7 @@ ap_rowbuf_reset(ApRowBuf *b)
 
 /* Release the buffer; safe to call twice. */
 void
-ap_rowbuf_free(ApRowBuf *b)
+ap_rowbatch_free(ApRowBatchBuf *b)
 {
 	free(b->data);
 	b->data = NULL;
@@ -82,7 +82,7 @@ ap_rowbuf_free(ApRowBuf *b)
 
 /* Make room for need bytes in total, doubling to amortize copies. */
 static int
-rowbuf_reserve(ApRowBuf *b, uint64_t need)
+rowbuf_reserve(ApRowBatchBuf *b, uint64_t need)
 {
 	uint64_t	ncap = b->cap ? b->cap : 64;
 	unsigned char *nd;
@@ -123,10 +123,10 @@ row_value(const ApTupleDesc *desc, const int *project, int nproject,
 
 /* Append one row of attributes only. */
 int
-ap_rowbuf_append(ApRowBuf *b, const ApTupleDesc *desc,
+ap_rowbatch_append(ApRowBatchBuf *b, const ApTupleDesc *desc,
 				 const int *project, int nproject, const ApValue *values)
 {
-	return ap_rowbuf_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL, -1);
+	return ap_rowbatch_append_exprs(b, desc, project, nproject, values, NULL, 0, NULL, -1);
 }
 
 /*
@@ -171,7 +171,7 @@ copy_value(unsigned char *dst, const unsigned char *src, uint32_t n)
  * padding); the second writes the values, zeroing only the padding it skips.
  */
 int
-ap_rowbuf_append_exprs(ApRowBuf *b, const ApTupleDesc *desc,
+ap_rowbatch_append_exprs(ApRowBatchBuf *b, const ApTupleDesc *desc,
 					   const int *project, int nproject, const ApValue *values,
 					   const ApColumn *ecols, int nexprs, const ApValue *evals,
 					   int64_t tid)

@@ -269,7 +269,7 @@ done:
 	ap_stats_add_scan(&s->stats);
 
 	if (s->rows_ok)
-		ap_rowbuf_free(&s->rows);
+		ap_rowbatch_free(&s->rows);
 	if (s->cache_ok)
 		ap_xidcache_free(&s->cache);
 	free(s->pre);

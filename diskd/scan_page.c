@@ -495,7 +495,7 @@ deliver_tuple(Scan *s, uint32_t blkno, int off)
 		ap_program_project(&s->prog, s->values, s->evals) != AP_OK)
 		return scan_fallback_tid(s, blkno, off) < 0 ? -1 : 0;
 	s->stats.tuples_passed++;
-	if (ap_rowbuf_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
+	if (ap_rowbatch_append_exprs(&s->rows, &s->desc, s->prog.project, s->prog.nproject,
 							   s->values, s->prog.expr_cols, s->prog.nexprs,
 							   s->evals, (int64_t) AP_TID_PACK(blkno, off)) < 0)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory encoding rows");

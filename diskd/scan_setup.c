@@ -212,7 +212,7 @@ scan_prepare(Scan *s)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	s->cache_ok = true;
 	/* room for a full batch plus the row that crosses the threshold */
-	if (ap_rowbuf_init(&s->rows, s->batch_bytes + 2 * AP_BLCKSZ) < 0)
+	if (ap_rowbatch_init(&s->rows, s->batch_bytes + 2 * AP_BLCKSZ) < 0)
 		return scan_fail(s, AP_ERR_OUT_OF_MEMORY, "out of memory");
 	s->rows_ok = true;
 	return 0;

@@ -216,7 +216,7 @@ scan_flush_rows(Scan *s, uint32_t blkno, uint32_t off)
 		return -1;
 	progress_sent(s);
 	s->stats.rows_shipped += s->rows.nrows;
-	ap_rowbuf_reset(&s->rows);
+	ap_rowbatch_reset(&s->rows);
 	return 0;
 }
 

@@ -75,7 +75,7 @@ typedef struct Scan
 	bool		blooms_ok;
 	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */
 	ApReader   *reader;
-	ApRowBuf	rows;
+	ApRowBatchBuf rows;
 	bool		rows_ok;
 	/* AP_SCAN_MODE_PAGES: raw pages waiting for the next PageBatch */
 	bool		pages_mode;

@@ -251,7 +251,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 {
 	ApScanState *s = (ApScanState *) arg;
 	ActivePg__RowBatch *rb;
-	ApBatch    *b;
+	ApRowBatch    *b;
 
 	if (f->msg_case == ACTIVE_PG__FRAME__MSG_PAGE_BATCH)
 	{
@@ -267,7 +267,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	if (rb->nrows == 0 || rb->rows.len < (size_t) rb->nrows * AP_ROW_HEADER_BYTES)
 		ApProtocolError(conn, psprintf("A row batch claims %u rows in %zu bytes.",
 									   rb->nrows, rb->rows.len));
-	b = MemoryContextAlloc(s->scan_cxt, sizeof(ApBatch));
+	b = MemoryContextAlloc(s->scan_cxt, sizeof(ApRowBatch));
 	b->frame = f;
 	b->nrows = rb->nrows;
 	b->len = rb->rows.len;
@@ -551,7 +551,7 @@ ap_heap_to_scan_slot(ApScanState *s, TupleTableSlot *heap)
 static void
 ap_decode_row(ApScanState *s)
 {
-	ApBatch    *b = s->cur;
+	ApRowBatch    *b = s->cur;
 	TupleTableSlot *scan = s->css.ss.ss_ScanTupleSlot;
 	TupleTableSlot *raw = s->raw_slot;
 	TupleDesc	desc = raw->tts_tupleDescriptor;
@@ -631,7 +631,7 @@ bad:
 static void
 ap_release_batch(ApScanState *s)
 {
-	ApBatch    *b = s->cur;
+	ApRowBatch    *b = s->cur;
 
 	if (s->cur_off < b->len)
 		ApProtocolError(b->conn,
@@ -814,7 +814,7 @@ ap_next_forward(ScanState *ss)
 		}
 		if (s->batches != NIL)
 		{
-			s->cur = (ApBatch *) linitial(s->batches);
+			s->cur = (ApRowBatch *) linitial(s->batches);
 			s->batches = list_delete_first(s->batches);
 			s->cur_off = 0;
 			s->cur_row = 0;

@@ -22,15 +22,15 @@
 
 /* ---------- ActiveScan state (activescan.c, explain.c) ---------- */
 
-/* A RowBatch waiting to be decoded. */
-typedef struct ApBatch
+/* A RowBatch waiting to be decoded (the disk fills it as ApRowBatchBuf, rowenc.c). */
+typedef struct ApRowBatch
 {
 	ActivePg__Frame *frame;		/* owns the bytes */
 	const char *data;			/* MAXALIGN'd rows */
 	size_t		len;
 	uint32		nrows;
 	ApDiskConn *conn;			/* the disk that sent it */
-} ApBatch;
+} ApRowBatch;
 
 /* One worker's statistics in the shared state (parallel.c). */
 typedef struct ApWorkerStats
@@ -87,9 +87,9 @@ typedef struct ApScanState
 								 * across rescans (ApDiskScan.flushed) */
 
 	/* queued work */
-	List	   *batches;		/* of ApBatch *, FIFO */
+	List	   *batches;		/* of ApRowBatch *, FIFO */
 	size_t		queued_bytes;
-	ApBatch    *cur;			/* being decoded */
+	ApRowBatch *cur;			/* being decoded */
 	size_t		cur_off;
 	uint32		cur_row;
 

@@ -616,7 +616,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 	const unsigned char *data[NROWS];
 	uint8_t		verdict[NROWS];
 	ApPrefilter *pre = prog != NULL ? ap_prefilter_build(prog, &desc) : NULL;
-	ApRowBuf	rb;
+	ApRowBatchBuf	rb;
 	int			need = prog != NULL ? prog->max_attno : 0;
 	int			nb = 0;
 	uint64_t	stats[2];
@@ -631,7 +631,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 		data[r] = ap_tuple_fixed_data(&desc, tup[r], tuplen[r], &hdr[r], bs->max_attno);
 	if (bs != NULL && bs->fixed)
 		ap_bloom_first_batch(bs, data, NROWS, verdict);
-	EXPECT(ap_rowbuf_init(&rb, 4096) == 0);
+	EXPECT(ap_rowbatch_init(&rb, 4096) == 0);
 	for (int r = 0; r < NROWS; r++)
 	{
 		ApValue    *v = vals[nb];
@@ -683,9 +683,9 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 										   out[j].len == (uint32_t) len :
 										   out[j].len >= 4 && (out[j].ptr[0] & 3) == 0 &&
 										   ap_varlena_size_any(out[j].ptr) == out[j].len)));
-		ap_rowbuf_reset(&rb);
+		ap_rowbatch_reset(&rb);
 		if (s == AP_OK)
-			EXPECT(ap_rowbuf_append_exprs(&rb, &desc, prog->project, prog->nproject, v,
+			EXPECT(ap_rowbatch_append_exprs(&rb, &desc, prog->project, prog->nproject, v,
 										  prog->expr_cols, prog->nexprs, out, -1) == 0);
 		if (agg != NULL && !batch)
 			agg_add(agg, -1, v);
@@ -709,7 +709,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 		ap_agg_stats(agg, &stats[0], &stats[1]);
 		EXPECT(stats[0] == agg_groups);
 	}
-	ap_rowbuf_free(&rb);
+	ap_rowbatch_free(&rb);
 	free(pre);
 }
 

@@ -650,7 +650,7 @@ test_numeric(void)
  * would and compares every value with the original bytes.
  */
 static void
-check_rows(const ApRowBuf *b, const ApTupleDesc *desc, const int *project,
+check_rows(const ApRowBatchBuf *b, const ApTupleDesc *desc, const int *project,
 		   int nproject, ApValue rows[][8], int nrows)
 {
 	uint32_t	pos = 0;
@@ -731,7 +731,7 @@ test_rowenc(void)
 	ApColumn	cols[6];
 	ApTupleDesc desc = {6, cols, 0};
 	ApValue		rows[4][8];
-	ApRowBuf	b;
+	ApRowBatchBuf	b;
 	const int	proj[] = {2, 1, 3, 4, 5, 6};
 	const int	proj2[] = {4};
 	int16_t		i2 = 7;
@@ -775,9 +775,9 @@ test_rowenc(void)
 	memcpy(rows[3], rows[0], sizeof(rows[0]));
 	rows[3][3] = (ApValue) {longv, 14, false};
 
-	CHECK_EQ(ap_rowbuf_init(&b, 16), 0);	/* small: forces growth */
+	CHECK_EQ(ap_rowbatch_init(&b, 16), 0);	/* small: forces growth */
 	for (int r = 0; r < 4; r++)
-		CHECK_EQ(ap_rowbuf_append(&b, &desc, proj, 6, rows[r]), 0);
+		CHECK_EQ(ap_rowbatch_append(&b, &desc, proj, 6, rows[r]), 0);
 	check_rows(&b, &desc, proj, 6, rows, 4);
 
 	/* the short value goes unaligned right after the header */
@@ -796,8 +796,8 @@ test_rowenc(void)
 		const int	proj3[] = {1, 2};
 		ApRowHeader h;
 
-		ap_rowbuf_reset(&b);
-		CHECK_EQ(ap_rowbuf_append(&b, &desc, proj3, 2, rows[0]), 0);
+		ap_rowbatch_reset(&b);
+		CHECK_EQ(ap_rowbatch_append(&b, &desc, proj3, 2, rows[0]), 0);
 		memcpy(&h, b.data, sizeof(h));
 		CHECK_EQ(h.row_bytes, 14);
 		CHECK_EQ(b.len, 14);
@@ -806,18 +806,18 @@ test_rowenc(void)
 	}
 
 	/* reset keeps memory; a projection of one attribute */
-	ap_rowbuf_reset(&b);
+	ap_rowbatch_reset(&b);
 	CHECK_EQ(b.len, 0);
 	CHECK_EQ(b.nrows, 0);
 	for (int r = 0; r < 4; r++)
-		CHECK_EQ(ap_rowbuf_append(&b, &desc, proj2, 1, rows[r]), 0);
+		CHECK_EQ(ap_rowbatch_append(&b, &desc, proj2, 1, rows[r]), 0);
 	check_rows(&b, &desc, proj2, 1, rows, 4);
 	/* zero projected attributes (count(*)) still makes rows */
-	ap_rowbuf_reset(&b);
-	CHECK_EQ(ap_rowbuf_append(&b, &desc, proj2, 0, rows[0]), 0);
+	ap_rowbatch_reset(&b);
+	CHECK_EQ(ap_rowbatch_append(&b, &desc, proj2, 0, rows[0]), 0);
 	CHECK_EQ(b.len, 8);
-	ap_rowbuf_free(&b);
-	ap_rowbuf_free(&b);
+	ap_rowbatch_free(&b);
+	ap_rowbatch_free(&b);
 }
 
 /*
@@ -835,13 +835,13 @@ test_rowenc_random(void)
 	const int	proj[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	static unsigned char store[64][8][64];
 	ApValue		rows[64][8];
-	ApRowBuf	b;
+	ApRowBatchBuf	b;
 	uint32_t	seed = 12345;
 
-	CHECK_EQ(ap_rowbuf_init(&b, 64), 0);
+	CHECK_EQ(ap_rowbatch_init(&b, 64), 0);
 	for (int round = 0; round < 50; round++)
 	{
-		ap_rowbuf_reset(&b);
+		ap_rowbatch_reset(&b);
 		memset(b.data, 0xAA, b.cap);
 		for (int r = 0; r < 64; r++)
 		{
@@ -877,11 +877,11 @@ test_rowenc_random(void)
 				}
 				rows[r][c] = (ApValue) {p, len, false};
 			}
-			CHECK_EQ(ap_rowbuf_append(&b, &desc, proj, 8, rows[r]), 0);
+			CHECK_EQ(ap_rowbatch_append(&b, &desc, proj, 8, rows[r]), 0);
 		}
 		check_rows(&b, &desc, proj, 8, rows, 64);
 	}
-	ap_rowbuf_free(&b);
+	ap_rowbatch_free(&b);
 }
 
 /* Run every test group; nonzero exit on any failure. */

@@ -936,7 +936,7 @@ test_projection(void)
 	int32_t		i4 = 40;
 	ApProgram	prog;
 	ApValue		ev4[4];
-	ApRowBuf	b;
+	ApRowBatchBuf	b;
 	ApRowHeader h;
 
 	setup();
@@ -961,8 +961,8 @@ test_projection(void)
 	CHECK_EQ(prog.expr_cols[0].attalign, 'd');
 	CHECK_EQ(prog.expr_cols[3].attlen, 1);
 	CHECK_EQ(ap_program_project(&prog, vals, ev4), AP_OK);
-	CHECK_EQ(ap_rowbuf_init(&b, 64), 0);
-	CHECK_EQ(ap_rowbuf_append_exprs(&b, &desc, prog.project, prog.nproject, vals,
+	CHECK_EQ(ap_rowbatch_init(&b, 64), 0);
+	CHECK_EQ(ap_rowbatch_append_exprs(&b, &desc, prog.project, prog.nproject, vals,
 									prog.expr_cols, prog.nexprs, ev4,
 									(int64_t) AP_TID_PACK(70000, 3)), 0);
 	/*
@@ -1002,7 +1002,7 @@ test_projection(void)
 	CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
 	CHECK_EQ(ap_program_project(&prog, vals, ev4), AP_FALLBACK);
 	ap_program_free(&prog);
-	ap_rowbuf_free(&b);
+	ap_rowbatch_free(&b);
 
 	/* the arena bounds a computed string: a huge concatenation falls back */
 	{
