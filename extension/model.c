@@ -11,9 +11,8 @@
  * Time is in seconds; w*s_cpu is expressed directly as the host's time per
  * input byte (ns), so s_cpu' = s_cpu * active_pg.disk_cpu_ratio.
  *
- * What the real machine adds, learned from the TPC-H SF 0.1 run
- * (bench/tpcd/results/2026-11-22-sf0.1.md), where pushdown lost on hash
- * joins whose big input shipped most of its rows and on a correlated
+ * What the real machine adds, learned from TPC-H at SF 0.1, where pushdown
+ * lost on hash joins whose big input shipped most of its rows and on a correlated
  * subquery's scan re-run per outer row:
  *	- a_host: the host still handles every shipped row (receive, unpack,
  *	  decode into a slot, host quals): rows_out * AP_HOST_ROW_NS plus
