@@ -343,23 +343,6 @@ ap_pack_frame(const ActivePg__Frame *frame, size_t *total)
 	return buf;
 }
 
-/* Send one frame to a disk during a scan; ERROR if the disk went away. */
-void
-ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame)
-{
-	size_t		total;
-	unsigned char *buf = ap_pack_frame(frame, &total);
-	char	   *err = NULL;
-
-	if (!ap_send_bytes(conn, buf, total, 0, &err))
-		ereport(ERROR,
-				(errcode(ERRCODE_CONNECTION_FAILURE),
-				 errmsg("could not send to active_pg disk %d: %s", conn->disk, err),
-				 errdetail("The disk's address is %s.", conn->address),
-				 errhint("The server log has the disk's own messages; the launcher restarts a disk that died. Retry the query.")));
-	pfree(buf);
-}
-
 /* ApSendFrame that reports failure instead of raising it: false with *err. */
 bool
 ApTrySendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame, char **err)
@@ -370,6 +353,20 @@ ApTrySendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame, c
 
 	pfree(buf);
 	return ok;
+}
+
+/* Send one frame to a disk during a scan; ERROR if the disk went away. */
+void
+ApSendFrame(ApConnSet *set, ApDiskConn *conn, const ActivePg__Frame *frame)
+{
+	char	   *err = NULL;
+
+	if (!ApTrySendFrame(set, conn, frame, &err))
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not send to active_pg disk %d: %s", conn->disk, err),
+				 errdetail("The disk's address is %s.", conn->address),
+				 errhint("The server log has the disk's own messages; the launcher restarts a disk that died. Retry the query.")));
 }
 
 /* ---------------- receive ---------------- */
