@@ -1240,8 +1240,7 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 {
 	for (;;)
 	{
-		HeapTupleData tuple;
-		Buffer		buf;
+		ItemPointerData self;
 		uint64		tid;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1256,16 +1255,20 @@ ApDiskScanNextFallback(ApDiskScan *ds, TupleTableSlot *heap_slot)
 		tid = ds->tids[ds->tids_head++];
 		if (ds->tids_head == ds->ntids)
 			ds->tids_head = ds->ntids = 0;
-		ItemPointerSet(&tuple.t_self, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
+		ItemPointerSet(&self, AP_TID_BLOCK(tid), AP_TID_OFFSET(tid));
 		ds->host->fallback_fetched++;
 		ExecClearTuple(heap_slot);
-		if (!heap_fetch(ds->rel, ds->snapshot, &tuple, &buf, false))
+
+		/*
+		 * The table AM's fetch under the snapshot (heap_fetch): the slot
+		 * keeps the tuple header in itself and its own pin on the buffer.
+		 * (A slot stored from a HeapTupleData of this frame would point
+		 * into a dead stack frame once this returns.)
+		 */
+		if (!table_tuple_fetch_row_version(ds->rel, &self, ds->snapshot, heap_slot))
 			continue;
 		ds->host->fallback_visible++;
 		pgstat_count_heap_getnext(ds->rel);
-		ExecStoreBufferHeapTuple(&tuple, heap_slot, buf);
-		/* the slot holds its own pin */
-		ReleaseBuffer(buf);
 		return true;
 	}
 }
