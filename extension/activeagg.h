@@ -8,6 +8,7 @@
  *                  ActiveScan-eligible relation, and its plan
  *   agg_exec.c     the executor: ship an aggregating scan, merge the disks'
  *                  partial groups and the fallback tuples, finalize, EXPLAIN
+ *   agg_merge.c    the host merge table; agg_spill.c its partitions past hash_mem
  *   disk_conversation.c
  *                  one pushed-down scan's conversation with the disks,
  *                  shared with ActiveScan (ship, poll under the interconnect

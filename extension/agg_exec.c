@@ -331,6 +331,8 @@ ap_agg_begin(CustomScanState *node, EState *estate, int eflags)
 		execTuplesHashPrepare(s->nkeys, ops, &s->eq_funcs, &s->hash_funcs);
 	}
 	s->key_slot = ExecAllocTableSlot(&estate->es_tupleTable, key_desc, &TTSOpsMinimalTuple);
+	s->spill_slot = ExecAllocTableSlot(&estate->es_tupleTable, s->partial_desc,
+									   &TTSOpsMinimalTuple);
 	s->entry_slot = ExecAllocTableSlot(&estate->es_tupleTable, key_desc, &TTSOpsMinimalTuple);
 	s->heap_slot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
 									  table_slot_callbacks(rel));
@@ -405,6 +407,69 @@ ap_agg_program(ApAggState *s)
 
 /* ---------------- execution ---------------- */
 
+/*
+ * An empty merge table in a fresh hash_cxt (the previous table's memory is
+ * released), sized for about nbuckets groups, but no more than hash_mem
+ * could hold.
+ */
+static void
+ap_agg_new_table(ApAggState *s, long nbuckets)
+{
+	Size		entry = MAXALIGN(SizeofMinimalTupleHeader) + 16 +
+		sizeof(ApGroupState) * Max(s->nspecs, 1);
+
+	if (s->hash_cxt == NULL)
+		s->hash_cxt = AllocSetContextCreate(s->exec_cxt, "active_pg agg table",
+											ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(s->hash_cxt);
+	s->hashtable = NULL;
+	s->plain = NULL;
+	s->new_groups = 0;
+	s->table_groups = 0;
+	s->groups_expected = nbuckets;
+	s->mem_limit = get_hash_memory_limit();
+	if (s->nkeys > 0)
+		s->hashtable = ApBuildTupleHashTable(&s->css.ss.ps, s->key_slot->tts_tupleDescriptor,
+											 s->key_slot->tts_ops,
+											 s->nkeys, s->key_cols, s->eq_funcs,
+											 s->hash_funcs, s->key_collations,
+											 Max(Min(nbuckets, (long) (s->mem_limit / entry)), 16),
+											 sizeof(ApGroupState) * Max(s->nspecs, 1),
+											 s->hash_cxt, s->hash_cxt, s->tmp_cxt, false);
+	else
+		s->plain = MemoryContextAllocZero(s->hash_cxt, sizeof(ApGroupState) * Max(s->nspecs, 1));
+}
+
+/*
+ * The current table is returned: merge the next spilled partition into a
+ * new one (agg_spill.c).  False when no partition is left.
+ */
+static bool
+ap_agg_next_pass(ApAggState *s)
+{
+	long		rows = ApAggSpillNextPartition(s);
+	Datum	   *values;
+	bool	   *isnull;
+	uint64		n = 0;
+
+	if (rows == 0)
+		return false;
+	ap_agg_new_table(s, Min(rows, s->ngroups_est));
+	while (ApAggSpillRead(s, &values, &isnull))
+	{
+		if (++n % AP_AGG_POLL_EVERY == 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			MemoryContextReset(s->tmp_cxt);
+		}
+		ApAggMergePartial(s, values, isnull);
+	}
+	MemoryContextReset(s->tmp_cxt);
+	InitTupleHashIterator(s->hashtable, &s->iter);
+	return true;
+}
+
 /* Aggregate the whole input: on the disks, or on the host (host mode). */
 static void
 ap_agg_fill(ApAggState *s)
@@ -413,16 +478,7 @@ ap_agg_fill(ApAggState *s)
 	Snapshot	snapshot = ss->ps.state->es_snapshot;
 	MemoryContext oldcxt = MemoryContextSwitchTo(s->exec_cxt);
 
-	if (s->nkeys > 0)
-		s->hashtable = ApBuildTupleHashTable(&ss->ps, s->key_slot->tts_tupleDescriptor,
-											 s->key_slot->tts_ops,
-											 s->nkeys, s->key_cols, s->eq_funcs,
-											 s->hash_funcs, s->key_collations,
-											 s->ngroups_est,
-											 sizeof(ApGroupState) * Max(s->nspecs, 1),
-											 s->exec_cxt, s->exec_cxt, s->tmp_cxt, false);
-	else
-		s->plain = palloc0(sizeof(ApGroupState) * Max(s->nspecs, 1));
+	ap_agg_new_table(s, s->ngroups_est);
 
 	ApDiskScanInit(&s->ds, ss->ss_currentRelation, snapshot, s->exec_cxt,
 				   ApAggOnFrame, s, s->disk_stats, s->disk_stats_valid,
@@ -558,9 +614,12 @@ ap_agg_next(ScanState *ss)
 		s->plain_done = true;
 		return ap_emit(s, NULL, s->plain);
 	}
-	entry = ScanTupleHashTable(s->hashtable, &s->iter);
-	if (entry == NULL)
-		return ExecClearTuple(ss->ss_ScanTupleSlot);
+	/* the table's groups, then each spilled partition's */
+	while ((entry = ScanTupleHashTable(s->hashtable, &s->iter)) == NULL)
+	{
+		if (!ap_agg_next_pass(s))
+			return ExecClearTuple(ss->ss_ScanTupleSlot);
+	}
 	ExecStoreMinimalTuple(entry->firstTuple, s->entry_slot, false);
 	return ap_emit(s, s->entry_slot,
 				   (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, false,
@@ -592,7 +651,9 @@ ap_agg_reset(ApAggState *s)
 	ExecClearTuple(s->heap_slot);
 	ExecClearTuple(s->key_slot);
 	ExecClearTuple(s->entry_slot);
+	ApAggSpillEnd(s);
 	MemoryContextReset(s->exec_cxt);
+	s->hash_cxt = NULL;			/* was exec_cxt's child */
 	MemoryContextReset(s->tmp_cxt);
 	MemoryContextReset(s->out_cxt);
 	s->hashtable = NULL;
@@ -645,6 +706,9 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Disk Memory Flushes", NULL, t.agg_flushes, es);
 		ExplainPropertyUInteger("Host Groups Merged", NULL, s->partial_groups, es);
 		ExplainPropertyUInteger("Host Tuples Aggregated", NULL, s->host_tuples, es);
+		ExplainPropertyUInteger("Host Merge Spills", NULL, s->spill_sets, es);
+		ExplainPropertyUInteger("Host Merge Spilled Groups", NULL, s->spilled_groups, es);
+		ExplainPropertyUInteger("Host Merge Partitions Merged", NULL, s->spill_passes, es);
 		ExplainPropertyUInteger("Fallback Tuples", NULL, h->fallback_tids, es);
 		ExplainPropertyUInteger("Fallback Pages", NULL, h->fallback_blocks, es);
 		ExplainPropertyUInteger("Xids Resolved", NULL, h->xids_answered, es);
@@ -692,6 +756,15 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ApExplainTextFallback(h, es);
 		ApExplainTextInterconnect(&t, es);
 		ApExplainTextDiskTime(&t, h, es);
+	}
+	if (s->spill_sets > 0)
+	{
+		/* the merge table outgrew hash_mem (agg_spill.c) */
+		ApExplainTextLine(es, "Host Merge");
+		appendStringInfo(es->str, "table full " UINT64_FORMAT " times, "
+						 UINT64_FORMAT " groups spilled, " UINT64_FORMAT
+						 " partitions merged\n",
+						 s->spill_sets, s->spilled_groups, s->spill_passes);
 	}
 	ApExplainTextHostMode(h, es);
 }

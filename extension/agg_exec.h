@@ -16,6 +16,10 @@
 #include "activeagg.h"
 #include "activescan.h"
 
+/* Partitions of groups that did not fit hash_mem (agg_spill.c). */
+typedef struct ApSpillSet ApSpillSet;
+typedef struct ApSpillPart ApSpillPart;
+
 /* One AggSpec shipped to the disks and merged on the host. */
 typedef struct ApAggSpec
 {
@@ -79,7 +83,8 @@ typedef struct ApAggState
 	AttrNumber *key_cols;
 
 	/* per execution */
-	MemoryContext exec_cxt;		/* sockets, hash table */
+	MemoryContext exec_cxt;		/* sockets, spill partitions */
+	MemoryContext hash_cxt;		/* the merge table and its groups' states */
 	MemoryContext tmp_cxt;		/* per row */
 	MemoryContext out_cxt;		/* finalized values of the current group */
 	bool		filled;
@@ -88,6 +93,17 @@ typedef struct ApAggState
 	TupleHashIterator iter;
 	ApGroupState *plain;		/* nkeys == 0: the one group */
 	ApDiskScan	ds;
+
+	/* the merge table within hash_mem (agg_spill.c) */
+	Size		mem_limit;		/* hash_mem */
+	uint32		new_groups;		/* since the table's memory was last measured */
+	uint64		table_groups;	/* groups in the table */
+	long		groups_expected;	/* of this table's input (estimate, or a partition's rows) */
+	int			spill_used_bits;	/* top hash bits the table's keys share */
+	ApSpillSet *spill_out;		/* non-NULL: the table is full, new groups go here */
+	List	   *spill_pending;	/* ApSpillPart * still to merge */
+	ApSpillPart *spill_reading; /* the partition being merged */
+	TupleTableSlot *spill_slot; /* a partial group read back (partial_desc) */
 
 	/* buffers flushed in this run of the plan, kept across rescans (ApDiskScan.flushed) */
 	bool		rel_flushed;
@@ -101,6 +117,9 @@ typedef struct ApAggState
 	uint64		partial_groups;	/* partial groups received */
 	uint64		host_tuples;	/* tuples aggregated on the host */
 	uint64		groups_out;
+	uint64		spilled_groups; /* partial groups written to partitions */
+	uint64		spill_sets;		/* times the table filled */
+	uint64		spill_passes;	/* partitions merged after the first table */
 } ApAggState;
 
 /*
@@ -111,5 +130,38 @@ void		ApAggHostTuple(ApAggState *s);
 
 /* Data frame callback of the disk scan: merge an AggPartial frame at once. */
 ApFrameUse	ApAggOnFrame(void *arg, ApDiskConn *conn, ActivePg__Frame *f);
+
+/*
+ * Merge one partial group (keys then states, in partial_desc's layout) into
+ * the table, or into a spill partition if the table is full and has not
+ * its keys.
+ */
+void		ApAggMergePartial(ApAggState *s, Datum *values, bool *isnull);
+
+/* agg_spill.c: the merge table within hash_mem */
+
+/* May the table spill now (not spilling, hash bits left)? */
+bool		ApAggSpillMayStart(ApAggState *s);
+
+/*
+ * The table is full: open partitions on the next bits of the hash, enough
+ * for groups_expected groups in tables of groups_in_table.
+ */
+void		ApAggSpillStart(ApAggState *s, double groups_in_table, double groups_expected);
+
+/* Write one partial group (partial_desc's layout) of this key hash. */
+void		ApAggSpillWrite(ApAggState *s, uint32 hash, Datum *values, bool *isnull);
+
+/*
+ * The input of the current table is complete: make the next non-empty
+ * partition the one to read.  Its partial groups, or 0 when none is left.
+ */
+long		ApAggSpillNextPartition(ApAggState *s);
+
+/* The next partial group of the partition being read; false at its end. */
+bool		ApAggSpillRead(ApAggState *s, Datum **values, bool **isnull);
+
+/* Close every partition (end or rescan of the execution). */
+void		ApAggSpillEnd(ApAggState *s);
 
 #endif							/* AP_AGG_EXEC_H */

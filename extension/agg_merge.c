@@ -154,18 +154,74 @@ ap_merge(ApAggSpec *sp, ApGroupState *g, Datum v, bool isnull, bool raw, MemoryC
 	}
 }
 
-/* The group of the keys in key_slot (stored), created if new. */
+/* Measure the table's memory every this many new groups. */
+#define AP_AGG_MEASURE_EVERY		64
+
+/*
+ * The group of the keys in key_slot (stored), created if new.  NULL when
+ * the table is full (agg_spill.c) and has no such group: *hash is the keys'
+ * hash, for the spill partition.
+ */
 static ApGroupState *
-ap_lookup_group(ApAggState *s)
+ap_lookup_group(ApAggState *s, uint32 *hash)
 {
+	Size		size = sizeof(ApGroupState) * Max(s->nspecs, 1);
 	TupleHashEntry entry;
 	bool		isnew;
 
 	if (s->nkeys == 0)
 		return s->plain;
-	entry = LookupTupleHashEntry(s->hashtable, s->key_slot, &isnew, NULL);
-	return (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, isnew,
-												  sizeof(ApGroupState) * Max(s->nspecs, 1));
+	*hash = TupleHashTableHash(s->hashtable, s->key_slot);
+	if (s->spill_out != NULL)
+	{
+		entry = LookupTupleHashEntryHash(s->hashtable, s->key_slot, NULL, *hash);
+		return entry == NULL ? NULL :
+			(ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, false, size);
+	}
+	entry = LookupTupleHashEntryHash(s->hashtable, s->key_slot, &isnew, *hash);
+	if (isnew)
+		s->table_groups++;
+	if (isnew && ++s->new_groups >= AP_AGG_MEASURE_EVERY)
+	{
+		s->new_groups = 0;
+		if (MemoryContextMemAllocated(s->hash_cxt, true) > s->mem_limit &&
+			ApAggSpillMayStart(s))
+			ApAggSpillStart(s, (double) s->table_groups,
+							(double) Max(s->groups_expected, 2 * s->table_groups));
+	}
+	return (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, isnew, size);
+}
+
+/*
+ * A fallback tuple of a group the full table has not: its one-row partial
+ * group, from the states its values make (scratch), into the spill.
+ */
+static void
+ap_spill_host_tuple(ApAggState *s, uint32 hash, ApGroupState *scratch)
+{
+	int			natts = s->nkeys + s->nspecs;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *isnull = palloc(sizeof(bool) * natts);
+
+	memcpy(values, s->key_slot->tts_values, sizeof(Datum) * s->nkeys);
+	memcpy(isnull, s->key_slot->tts_isnull, sizeof(bool) * s->nkeys);
+	for (int j = 0; j < s->nspecs; j++)
+	{
+		ApAggSpec  *sp = &s->specs[j];
+		ApGroupState *g = &scratch[j];
+
+		if (sp->fn == AP_AGG_COUNT_STAR || sp->fn == AP_AGG_COUNT)
+		{
+			values[s->nkeys + j] = Int64GetDatum(g->count);
+			isnull[s->nkeys + j] = false;
+		}
+		else
+		{
+			values[s->nkeys + j] = g->has_value ? g->value : (Datum) 0;
+			isnull[s->nkeys + j] = !g->has_value;
+		}
+	}
+	ApAggSpillWrite(s, hash, values, isnull);
 }
 
 /*
@@ -178,6 +234,8 @@ ApAggHostTuple(ApAggState *s)
 	ExprContext *econtext = s->host_econtext;
 	MemoryContext oldcxt;
 	ApGroupState *groups;
+	uint32		hash = 0;
+	bool		spill;
 
 	ResetExprContext(econtext);
 	MemoryContextReset(s->tmp_cxt);
@@ -192,7 +250,10 @@ ApAggHostTuple(ApAggState *s)
 		s->key_slot->tts_values[i] = ExecEvalExpr(s->key_states[i], econtext,
 												  &s->key_slot->tts_isnull[i]);
 	ExecStoreVirtualTuple(s->key_slot);
-	groups = ap_lookup_group(s);
+	groups = ap_lookup_group(s, &hash);
+	spill = groups == NULL;
+	if (spill)
+		groups = palloc0(sizeof(ApGroupState) * s->nspecs);
 
 	for (int j = 0; j < s->nspecs; j++)
 	{
@@ -209,7 +270,32 @@ ApAggHostTuple(ApAggState *s)
 		}
 		if (sp->arg_state != NULL)
 			v = ExecEvalExpr(sp->arg_state, econtext, &isnull);
-		ap_merge(sp, &groups[j], v, isnull, true, s->exec_cxt);
+		ap_merge(sp, &groups[j], v, isnull, true, spill ? s->tmp_cxt : s->hash_cxt);
+	}
+	if (spill)
+		ap_spill_host_tuple(s, hash, groups);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+ApAggMergePartial(ApAggState *s, Datum *values, bool *isnull)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(s->tmp_cxt);
+	ApGroupState *groups;
+	uint32		hash = 0;
+
+	ExecClearTuple(s->key_slot);
+	memcpy(s->key_slot->tts_values, values, sizeof(Datum) * s->nkeys);
+	memcpy(s->key_slot->tts_isnull, isnull, sizeof(bool) * s->nkeys);
+	ExecStoreVirtualTuple(s->key_slot);
+	groups = ap_lookup_group(s, &hash);
+	if (groups == NULL)
+		ApAggSpillWrite(s, hash, values, isnull);
+	else
+	{
+		for (int j = 0; j < s->nspecs; j++)
+			ap_merge(&s->specs[j], &groups[j], values[s->nkeys + j],
+					 isnull[s->nkeys + j], false, s->hash_cxt);
 	}
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -295,20 +381,8 @@ ApAggOnFrame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 	isnull = palloc(sizeof(bool) * natts);
 	for (uint32 r = 0; r < ap->ngroups; r++)
 	{
-		MemoryContext oldcxt;
-		ApGroupState *groups;
-
 		ap_decode_partial(s, conn, buf, ap->groups.len, &off, values, isnull);
-		oldcxt = MemoryContextSwitchTo(s->tmp_cxt);
-		ExecClearTuple(s->key_slot);
-		memcpy(s->key_slot->tts_values, values, sizeof(Datum) * s->nkeys);
-		memcpy(s->key_slot->tts_isnull, isnull, sizeof(bool) * s->nkeys);
-		ExecStoreVirtualTuple(s->key_slot);
-		groups = ap_lookup_group(s);
-		for (int j = 0; j < s->nspecs; j++)
-			ap_merge(&s->specs[j], &groups[j], values[s->nkeys + j],
-					 isnull[s->nkeys + j], false, s->exec_cxt);
-		MemoryContextSwitchTo(oldcxt);
+		ApAggMergePartial(s, values, isnull);
 	}
 	/* the last row's alignment padding is not sent */
 	if (off < ap->groups.len)

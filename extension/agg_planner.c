@@ -18,8 +18,6 @@
  *	- every aggregate is in the supported set (ap_agg_map) with no DISTINCT,
  *	  ORDER BY or ordered-set/hypothetical semantics, and its argument and
  *	  FILTER are disk-evaluable;
- *	- the estimated groups fit in hash_mem: the host's merge table does not
- *	  spill to disk as HashAggregate does.
  * Otherwise nothing is added and PostgreSQL's Agg runs over whichever scan
  * wins (ActiveScan or the host's own).
  *
@@ -427,6 +425,10 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	in.width_out = AP_ROW_HEADER_BYTES + (nkeys + nspecs + 7) / 8 + key_bytes + state_bytes;
 	/* and in a disk's hash table (diskd/agg_table.c: header, states, key, index) */
 	in.disk_group_bytes = 32 + 32 * nspecs + key_bytes;
+	/* and in the host's merge table (agg_merge.c), which spills past hash_mem */
+	in.host_group_bytes = MAXALIGN(SizeofMinimalTupleHeader) + target->width +
+		AP_AGG_GROUP_OVERHEAD * (1 + 2 * list_length(aggrefs));
+	in.host_mem_bytes = (double) get_hash_memory_limit();
 	in.disk_mem_bytes = (double) active_pg_disk_agg_mem * 1024.0;
 	if (active_pg_disk_memory_mb > 0)
 		in.disk_mem_bytes = Min(in.disk_mem_bytes, active_pg_disk_memory_mb * 1024.0 * 1024.0);
@@ -536,15 +538,6 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	parent = makeNode(RelOptInfo);
 	memcpy(parent, output_rel, sizeof(RelOptInfo));
 	parent->relids = bms_copy(input_rel->relids);
-
-	/*
-	 * The host's merge table does not spill: leave groupings that would not
-	 * fit in hash_mem to PostgreSQL's HashAggregate, which does.
-	 */
-	if (ngroups * (MAXALIGN(SizeofMinimalTupleHeader) + target->width +
-				   AP_AGG_GROUP_OVERHEAD * (1 + 2 * list_length(aggrefs))) >
-		(double) get_hash_memory_limit())
-		return;
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;

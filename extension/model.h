@@ -60,6 +60,8 @@ typedef struct ApModelInput
 	double		merge_ops;		/* host operator evaluations per partial group merged */
 	double		disk_group_bytes;	/* one group in a disk's hash table */
 	double		disk_mem_bytes; /* a disk's hash table budget */
+	double		host_group_bytes;	/* one group in the host's merge table */
+	double		host_mem_bytes; /* the merge table's budget (hash_mem) */
 } ApModelInput;
 
 typedef struct ApModelResult

@@ -5,7 +5,7 @@
 -- tuples; host mode; a memory budget small enough to force many flushes.
 SET active_pg.stripe_pages = 4;		-- spread the tables over all disks
 SET max_parallel_workers_per_gather = 0;
-SET work_mem = '64MB';		-- ActiveAgg is only planned where its host table fits hash_mem
+SET work_mem = '64MB';		-- the host's merge table fits (the spill is tested apart)
 
 -- Every value column has NULLs (id % 7 = 0), group k = 12 has only NULLs.
 -- Floats are multiples of 1/4 small enough that every sum is exact in any
@@ -132,7 +132,7 @@ EXPLAIN (COSTS OFF) SELECT k, max(tx COLLATE ap_not_c) FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, sum(random()) FROM ag GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag WHERE md5(tx) = 'x' GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT a.k, count(*) FROM ag a JOIN ag b ON a.id = b.id GROUP BY a.k;
-SET work_mem = '64kB';		-- too many groups for the host's (non-spilling) table
+SET work_mem = '64kB';		-- more groups than hash_mem holds: the host's table spills
 EXPLAIN (COSTS OFF) SELECT id, count(*) FROM ag GROUP BY id;
 RESET work_mem;
 SET work_mem = '64MB';
@@ -262,6 +262,42 @@ DELETE FROM ag WHERE id BETWEEN 30 AND 40;
 SELECT ap_check('SELECT k, count(*), sum(n), max(tx), avg(i4) FROM ag GROUP BY k', true, 'ActiveAgg');
 SELECT ap_check('SELECT count(*), sum(n) FROM ag', true, 'ActiveAgg');
 ROLLBACK;
+
+-- past hash_mem the host's merge table spills: the groups it has not go to
+-- partitions merged after it (again, on further hash bits, when a partition
+-- does not fit either), each group exact, with every aggregate kind, keys
+-- of several types, many memory flushes at the disks (partials of one group
+-- on both sides of a spill) and fallback tuples of groups new and old
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SET active_pg.disk_agg_mem = 64;
+SELECT ap_check('SELECT id, count(*) c1, count(i4) c2, sum(n) s1, sum(i2) s2, sum(f8) s3, avg(i8) a1, avg(f4) a2, min(tx), max(d), bool_or(bo) b1, bool_and(bo) b2 FROM ag GROUP BY id', true, 'ActiveAgg');
+SELECT ap_check('SELECT id % 7000, tx, vc, count(*), sum(i4), max(ts) FROM ag GROUP BY 1, 2, 3', true, 'ActiveAgg');
+SELECT ap_check('SELECT n, bc, count(*) FROM ag GROUP BY 1, 2 HAVING count(*) > 0', true, 'ActiveAgg');
+BEGIN;
+INSERT INTO ag (id, k, i4, n, tx) SELECT 100000 + g, g % 3, g, g / 3.0, 'own' FROM generate_series(1, 3000) g;
+UPDATE ag SET n = n + 1000 WHERE id % 10 = 3;
+DELETE FROM ag WHERE id % 100 = 7;
+SELECT ap_check('SELECT id, count(*), sum(n), max(tx), avg(i4) FROM ag GROUP BY id', true, 'ActiveAgg');
+SELECT ap_check('SELECT id % 9000, k, count(*), sum(n) FROM ag GROUP BY 1, 2', true, 'ActiveAgg');
+ROLLBACK;
+SET active_pg.force_pushdown = on;
+SELECT ap_analyze_count('SELECT id, count(*), sum(n) FROM ag GROUP BY id', 'Host Merge Spills') > 0 AS spilled,
+	   ap_analyze_count('SELECT id, count(*), sum(n) FROM ag GROUP BY id', 'Host Merge Partitions Merged') > 0 AS merged_after,
+	   ap_analyze_count('SELECT id, count(*), sum(n) FROM ag GROUP BY id', 'Host Merge Spilled Groups') > 0 AS groups_spilled;
+-- a correlated rescan starts a new table and leaves no partition behind
+EXPLAIN (COSTS OFF) SELECT o.k, (SELECT count(*) FROM (SELECT id FROM ag WHERE ag.k = o.k GROUP BY id) s)
+FROM (VALUES (1), (5)) o(k) ORDER BY 1;
+SELECT o.k, (SELECT count(*) FROM (SELECT id FROM ag WHERE ag.k = o.k GROUP BY id) s)
+FROM (VALUES (1), (5)) o(k) ORDER BY 1;
+RESET active_pg.force_pushdown;
+SET active_pg.enable = off;
+SELECT o.k, (SELECT count(*) FROM (SELECT id FROM ag WHERE ag.k = o.k GROUP BY id) s)
+FROM (VALUES (1), (5)) o(k) ORDER BY 1;
+RESET active_pg.enable;
+RESET active_pg.disk_agg_mem;
+RESET hash_mem_multiplier;
+SET work_mem = '64MB';
 
 -- numeric sums beyond the disks' 128-bit range go back to the host
 CREATE TABLE big_n (k int, n numeric);
