@@ -134,6 +134,20 @@ EXPLAIN (COSTS OFF) SELECT k, count(*) FROM ag WHERE md5(tx) = 'x' GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT a.k, count(*) FROM ag a JOIN ag b ON a.id = b.id GROUP BY a.k;
 SET work_mem = '64kB';		-- more groups than hash_mem holds: the host's table spills
 EXPLAIN (COSTS OFF) SELECT id, count(*) FROM ag GROUP BY id;
+-- ... for one key only, unless forced: an estimate over several columns is
+-- too unsure to bet on the disks' reduction
+-- (the same query under a hash_mem its groups fit gets ActiveAgg)
+SET active_pg.force_pushdown = off;
+SELECT count(*) AS activeagg_nodes
+FROM ap_explain('EXPLAIN (COSTS OFF) SELECT id, k, count(*) FROM ag GROUP BY id, k') l
+WHERE l LIKE '%ActiveAgg%';
+SET work_mem = '64MB';
+SELECT count(*) AS activeagg_nodes
+FROM ap_explain('EXPLAIN (COSTS OFF) SELECT id, k, count(*) FROM ag GROUP BY id, k') l
+WHERE l LIKE '%ActiveAgg%';
+SET work_mem = '64kB';
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id, k, count(*) FROM ag GROUP BY id, k;
 RESET work_mem;
 SET work_mem = '64MB';
 SET active_pg.enable_agg = off;
