@@ -425,7 +425,6 @@ ap_agg_new_table(ApAggState *s, long nbuckets)
 		MemoryContextReset(s->hash_cxt);
 	s->hashtable = NULL;
 	s->plain = NULL;
-	s->new_groups = 0;
 	s->table_groups = 0;
 	s->groups_expected = nbuckets;
 	s->mem_limit = get_hash_memory_limit();

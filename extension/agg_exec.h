@@ -96,7 +96,6 @@ typedef struct ApAggState
 
 	/* the merge table within hash_mem (agg_spill.c) */
 	Size		mem_limit;		/* hash_mem */
-	uint32		new_groups;		/* since the table's memory was last measured */
 	uint64		table_groups;	/* groups in the table */
 	long		groups_expected;	/* of this table's input (estimate, or a partition's rows) */
 	int			spill_used_bits;	/* top hash bits the table's keys share */
@@ -140,12 +139,10 @@ void		ApAggMergePartial(ApAggState *s, Datum *values, bool *isnull);
 
 /* agg_spill.c: the merge table within hash_mem */
 
-/* May the table spill now (not spilling, hash bits left)? */
-bool		ApAggSpillMayStart(ApAggState *s);
-
 /*
  * The table is full: open partitions on the next bits of the hash, enough
- * for groups_expected groups in tables of groups_in_table.
+ * for groups_expected groups in tables of groups_in_table.  Nothing when
+ * the table spills already or all 32 bits are used (the table grows).
  */
 void		ApAggSpillStart(ApAggState *s, double groups_in_table, double groups_expected);
 

@@ -179,16 +179,10 @@ ap_lookup_group(ApAggState *s, uint32 *hash)
 			(ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, false, size);
 	}
 	entry = LookupTupleHashEntryHash(s->hashtable, s->key_slot, &isnew, *hash);
-	if (isnew)
-		s->table_groups++;
-	if (isnew && ++s->new_groups >= AP_AGG_MEASURE_EVERY)
-	{
-		s->new_groups = 0;
-		if (MemoryContextMemAllocated(s->hash_cxt, true) > s->mem_limit &&
-			ApAggSpillMayStart(s))
-			ApAggSpillStart(s, (double) s->table_groups,
-							(double) Max(s->groups_expected, 2 * s->table_groups));
-	}
+	if (isnew && ++s->table_groups % AP_AGG_MEASURE_EVERY == 0 &&
+		MemoryContextMemAllocated(s->hash_cxt, true) > s->mem_limit)
+		ApAggSpillStart(s, (double) s->table_groups,
+						(double) Max(s->groups_expected, 2 * s->table_groups));
 	return (ApGroupState *) ApTupleHashEntryState(s->hashtable, entry, isnew, size);
 }
 

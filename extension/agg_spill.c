@@ -58,23 +58,19 @@ struct ApSpillSet
 	ApSpillPart *parts[FLEXIBLE_ARRAY_MEMBER];
 };
 
-bool
-ApAggSpillMayStart(ApAggState *s)
-{
-	return s->spill_out == NULL && s->spill_used_bits < 32;
-}
-
 void
 ApAggSpillStart(ApAggState *s, double groups_in_table, double groups_expected)
 {
-	MemoryContext old = MemoryContextSwitchTo(s->exec_cxt);
+	MemoryContext old;
 	double		need = groups_expected * 1.5 / Max(groups_in_table, 1.0);
 	int			bits = AP_SPILL_MIN_BITS;
 	int			nparts;
 	int			part_kb;
 	ApSpillSet *set;
 
-	Assert(ApAggSpillMayStart(s));
+	if (s->spill_out != NULL || s->spill_used_bits >= 32)
+		return;
+	old = MemoryContextSwitchTo(s->exec_cxt);
 	while (bits < AP_SPILL_MAX_BITS && (double) (1 << bits) < need)
 		bits++;
 	bits = Min(bits, 32 - s->spill_used_bits);

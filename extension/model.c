@@ -58,7 +58,7 @@
  *	  lookup, combine), follow the scan instead of overlapping it, then every
  *	  group is finalized.  That tail is a_merge, added to the model's max like the
  *	  start.  The streamed fraction stays in the max.
- *	- past hash_mem, the host's merge table spills (agg_exec.c): the share
+ *	- past hash_mem, the host's merge table spills (agg_spill.c): the share
  *	  of the shipped partial groups whose keys do not fit is written to
  *	  partitions and merged again after the scan, AP_HOST_SPILL_NS each,
  *	  in a_merge.
