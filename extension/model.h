@@ -109,6 +109,13 @@ double		ApModelCostFloor(double pages, double tuples, double qual_ops, double ho
 void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
 
 /*
+ * Seconds of the host's own serial Seq Scan of tuples deformed up to
+ * attribute last_attno with qual_ops operators per tuple, at measured speed
+ * (not at the exchange rate ApModelCost uses); 0 under emulation.
+ */
+double		ApModelSeqScanSeconds(double tuples, int last_attno, double qual_ops);
+
+/*
  * PostgreSQL cost of the prediction: host_cost is what PostgreSQL charges
  * for the host's own plan of the same input (a Seq Scan: seq_page_cost per
  * page plus cpu_tuple_cost and the quals per tuple); the path costs

@@ -40,8 +40,10 @@
  * the exchange rate), plus the target list per row.  The serial start of
  * every execution is in the total, so a rescanned ActiveScan (the inner
  * side of a nested loop, a correlated subquery) pays the whole disk scan
- * and the connections once per rescan, as it really does.  The
- * optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
+ * and the connections once per rescan, as it really does.  A table no join
+ * clause names gets no ActiveScan the model predicts more than AP_SEQ_GUARD
+ * times slower than its Seq Scan at measured speed (ap_seq_guard_seconds).
+ * The optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
  * testing switch) makes ActiveScan the only path of every eligible relation.
  *
  * Projection: the executor (activescan.c) runs ExecScan, which evaluates the plan's
@@ -281,6 +283,9 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
 		ap_rel_readable(rte, rel, NIL, &project);
 }
 
+/* A lone table's ActiveScan predicted this many times slower than its Seq Scan is not offered. */
+#define AP_SEQ_GUARD				2.0
+
 /*
  * PostgreSQL's parallel divisor for a partial path run by workers plus,
  * under parallel_leader_participation, the leader, which gives less of its
@@ -314,9 +319,10 @@ ap_model_share(ApModelResult *m, double divisor)
 
 /*
  * Cost the path with the throughput model (model.c); keep the prediction for
- * EXPLAIN.  divisor > 1: a partial path's share (ap_model_share).
+ * EXPLAIN.  divisor > 1: a partial path's share (ap_model_share).  Returns
+ * the predicted seconds (t_active).
  */
-static void
+static double
 ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 			 CustomPath *cpath, double divisor)
 {
@@ -362,6 +368,7 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 		rel->reltarget->cost.per_tuple * path->rows;
 	list_nth_cell(cpath->custom_private, AP_PATH_PRIV_MODEL)->ptr_value =
 		ApModelToList(&m);
+	return m.t_active;
 }
 
 /*
@@ -370,10 +377,11 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
  */
 static CustomPath *
 ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-				CustomPath *serial)
+				CustomPath *serial, double t_seq)
 {
 	CustomPath *ppath;
 	int			workers;
+	double		divisor;
 
 	if (!serial->path.parallel_safe)
 		return NULL;
@@ -386,8 +394,41 @@ ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri
 	ppath->custom_private = list_copy(serial->custom_private);
 	ppath->path.parallel_aware = true;
 	ppath->path.parallel_workers = workers;
-	ap_cost_path(root, rel, disk_ri, host_ri, ppath, ap_parallel_divisor(workers));
+	divisor = ap_parallel_divisor(workers);
+	if (ap_cost_path(root, rel, disk_ri, host_ri, ppath, divisor) >=
+		AP_SEQ_GUARD * t_seq / divisor && t_seq > 0 && !active_pg_force)
+		return NULL;			/* a Parallel Seq Scan would do better */
 	return ppath;
+}
+
+/*
+ * The host's own Seq Scan of rel at measured speed (ApModelSeqScanSeconds)
+ * when no Bloom filter can ever ride on rel's ActiveScan (no join clause
+ * names it), else 0.  ap_set_rel_pathlist does not offer a scan the model
+ * predicts AP_SEQ_GUARD times slower than that: one that ships most rows of
+ * a table alone in its query (ORDER BY ... LIMIT, window functions, exports)
+ * costs the host more per row than its own Seq Scan, whatever the exchange
+ * rate of seconds to cost units says (model.c).  Joined relations keep
+ * their path: the Bloom paths are built from it (bloom_planner.c).
+ */
+static double
+ap_seq_guard_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
+{
+	Bitmapset  *attrs = NULL;
+	QualCost	quals;
+	int			last;
+	ListCell   *lc;
+
+	if (rel->joininfo != NIL || rel->has_eclass_joins)
+		return 0.0;
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, list_concat_copy(disk_ri, host_ri))
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
+	last = bms_prev_member(attrs, -1);
+	last = last < 0 ? 0 : last + FirstLowInvalidHeapAttributeNumber;
+	quals = rel->baserestrictcost;
+	return ApModelSeqScanSeconds(rel->tuples, Max(last, 0),
+								 quals.per_tuple / Max(cpu_operator_cost, 1e-9));
 }
 
 /*
@@ -432,6 +473,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	List	   *disk_ri;
 	List	   *host_ri;
 	List	   *project;
+	double		t_seq;
+	bool		serial_ok;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
@@ -471,8 +514,10 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;
-	ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0);
-	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath);
+	t_seq = ap_seq_guard_seconds(rel, disk_ri, host_ri);
+	serial_ok = ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0) < AP_SEQ_GUARD * t_seq ||
+		t_seq <= 0 || active_pg_force;
+	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_seq);
 
 	if (active_pg_force)
 	{
@@ -482,7 +527,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	}
 	else
 	{
-		add_path(rel, &cpath->path);
+		if (serial_ok)
+			add_path(rel, &cpath->path);
 		if (ppath != NULL)
 			add_partial_path(rel, &ppath->path);
 	}

@@ -29,6 +29,30 @@ EXPLAIN (COSTS OFF) SELECT id FROM m_big WHERE k = 7;
 -- ... but not when every row crosses to the host anyway
 EXPLAIN (COSTS OFF) SELECT id, note FROM m_big WHERE k >= 0;
 
+-- A table alone in its query whose scan ships every row: however cheap the
+-- exchange rate makes the disks (a host priced at 20 ns a byte), the host's
+-- own Seq Scan at measured speed is more than twice as fast, so no
+-- ActiveScan is offered (planner.c, ap_seq_guard_seconds) ...
+SET active_pg.host_scan_ns_per_byte = 20;
+EXPLAIN (COSTS OFF) SELECT id, note FROM m_big ORDER BY id DESC LIMIT 5;
+-- ... a selective scan of it still is ...
+EXPLAIN (COSTS OFF) SELECT id FROM m_big WHERE k = 7 ORDER BY id DESC LIMIT 5;
+-- ... and so is a joined table's, which Bloom filters are built on
+CREATE TABLE m_dim (k int PRIMARY KEY, name text);
+INSERT INTO m_dim SELECT g, 'k' || g FROM generate_series(0, 999) g;
+ANALYZE m_dim;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
+SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
+SET active_pg.enable = off;
+SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
+RESET active_pg.enable;
+-- force_pushdown still forces it
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id, note FROM m_big ORDER BY id DESC LIMIT 5;
+RESET active_pg.force_pushdown;
+RESET active_pg.host_scan_ns_per_byte;
+DROP TABLE m_dim;
+
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
 -- non-selective query: every row crosses anyway and the disks' CPUs are
 -- slower than the host's, so the host plan wins
