@@ -1,0 +1,1 @@
+select * from orders where o_orderkey = 123456

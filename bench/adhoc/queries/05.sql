@@ -1,0 +1,1 @@
+select o_orderpriority, count(*) from orders where o_totalprice > 400000 group by 1

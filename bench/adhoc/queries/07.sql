@@ -1,0 +1,1 @@
+select p_brand, count(distinct p_size) from part group by 1

@@ -1,0 +1,1 @@
+select min(l_shipdate), max(l_shipdate) from lineitem

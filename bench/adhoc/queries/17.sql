@@ -1,0 +1,1 @@
+select distinct l_shipmode from lineitem

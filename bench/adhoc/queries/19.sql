@@ -1,0 +1,1 @@
+select n_name, sum(l_extendedprice*(1-l_discount)) from lineitem, supplier, nation where l_suppkey=s_suppkey and s_nationkey=n_nationkey and l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-02-01' group by 1

@@ -1,0 +1,1 @@
+select count(*) from part where p_retailprice > 2000 and p_type like '%BRASS'
