@@ -110,6 +110,14 @@ extern CustomScanMethods ApScanPlanMethods;
 void		ApPlannerInit(void);
 /* Would ActiveScan be offered for this base rel (planner.c)? */
 bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
+/* Highest attribute of rel that exprs (expressions or RestrictInfos) read. */
+int			ApLastAttno(RelOptInfo *rel, List *exprs);
+/* The host's best scan of rel at measured speed, its Seq Scan taking t_seq. */
+double		ApHostBestScan(RelOptInfo *rel, double t_seq);
+/* Pattern matches (LIKE, regular expressions) in clauses, per tuple. */
+double		ApPatternOps(List *clauses);
+/* Is the pushed-down plan the host's own beats at measured speed (planner.c)? */
+bool		ApHostSlower(double t_active, double t_host, bool sure, double divisor);
 
 /* ---------- encode.c ---------- */
 

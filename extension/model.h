@@ -110,10 +110,14 @@ void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
 
 /*
  * Seconds of the host's own serial Seq Scan of tuples deformed up to
- * attribute last_attno with qual_ops operators per tuple, at measured speed
- * (not at the exchange rate ApModelCost uses); 0 under emulation.
+ * attribute last_attno with qual_ops operators per tuple, pattern_ops of
+ * them pattern matches, at measured speed (not at the exchange rate
+ * ApModelCost uses); 0 under emulation.
  */
-double		ApModelSeqScanSeconds(double tuples, int last_attno, double qual_ops);
+double		ApModelSeqScanSeconds(double tuples, int last_attno, double qual_ops,
+								  double pattern_ops);
+/* Seconds of PostgreSQL's HashAggregate above that scan (see model.c). */
+double		ApModelHostAggSeconds(double rows_passed, double groups, double agg_ops);
 
 /*
  * PostgreSQL cost of the prediction: host_cost is what PostgreSQL charges

@@ -41,8 +41,8 @@
  * every execution is in the total, so a rescanned ActiveScan (the inner
  * side of a nested loop, a correlated subquery) pays the whole disk scan
  * and the connections once per rescan, as it really does.  A table no join
- * clause names gets no ActiveScan the model predicts more than AP_SEQ_GUARD
- * times slower than its Seq Scan at measured speed (ap_seq_guard_seconds).
+ * clause names gets no ActiveScan the model predicts slower than the host's
+ * own best plan at measured speed (ap_host_best_seconds, ApHostSlower).
  * The optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
  * testing switch) makes ActiveScan the only path of every eligible relation.
  *
@@ -283,7 +283,14 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
 		ap_rel_readable(rte, rel, NIL, &project);
 }
 
-/* A lone table's ActiveScan predicted this many times slower than its Seq Scan is not offered. */
+/*
+ * A pushed-down plan predicted this many times slower than the host's own
+ * at measured speed is not offered (ApHostSlower) unless the host's time is
+ * sure.  It is for a scan (ApModelSeqScanSeconds prices pattern matches,
+ * which PostgreSQL counts as one operator, apart); not for a hash
+ * aggregation that spills past hash_mem, which the measured constants leave
+ * out.
+ */
 #define AP_SEQ_GUARD				2.0
 
 /*
@@ -377,7 +384,7 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
  */
 static CustomPath *
 ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-				CustomPath *serial, double t_seq)
+				CustomPath *serial, double t_host)
 {
 	CustomPath *ppath;
 	int			workers;
@@ -395,40 +402,146 @@ ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri
 	ppath->path.parallel_aware = true;
 	ppath->path.parallel_workers = workers;
 	divisor = ap_parallel_divisor(workers);
-	if (ap_cost_path(root, rel, disk_ri, host_ri, ppath, divisor) >=
-		AP_SEQ_GUARD * t_seq / divisor && t_seq > 0 && !active_pg_force)
+	if (ApHostSlower(ap_cost_path(root, rel, disk_ri, host_ri, ppath, divisor), t_host, true,
+					 divisor))
 		return NULL;			/* a Parallel Seq Scan would do better */
 	return ppath;
 }
 
 /*
- * The host's own Seq Scan of rel at measured speed (ApModelSeqScanSeconds)
- * when no Bloom filter can ever ride on rel's ActiveScan (no join clause
- * names it), else 0.  ap_set_rel_pathlist does not offer a scan the model
- * predicts AP_SEQ_GUARD times slower than that: one that ships most rows of
- * a table alone in its query (ORDER BY ... LIMIT, window functions, exports)
- * costs the host more per row than its own Seq Scan, whatever the exchange
- * rate of seconds to cost units says (model.c).  Joined relations keep
+ * Highest attribute number of rel that exprs (a List of expressions or
+ * RestrictInfos) reference: how far the host's Seq Scan deforms.
+ */
+int
+ApLastAttno(RelOptInfo *rel, List *exprs)
+{
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+	int			last;
+
+	foreach(lc, exprs)
+	{
+		Node	   *n = lfirst(lc);
+
+		if (IsA(n, RestrictInfo))
+			n = (Node *) ((RestrictInfo *) n)->clause;
+		pull_varattnos(n, rel->relid, &attrs);
+	}
+	last = bms_prev_member(attrs, -1);
+	return last < 0 ? 0 : Max(last + FirstLowInvalidHeapAttributeNumber, 0);
+}
+
+/*
+ * Is a pushed-down plan predicted t_active seconds slower than the host's
+ * own, predicted t_host seconds at measured speed (ApModelSeqScanSeconds,
+ * ApModelHostAggSeconds), by AP_SEQ_GUARD unless t_host is sure?  divisor:
+ * a partial path's share.  Never under emulation (t_host 0) or
+ * force_pushdown.
+ */
+bool
+ApHostSlower(double t_active, double t_host, bool sure, double divisor)
+{
+	double		margin = sure ? 1.0 : AP_SEQ_GUARD;
+
+	if (t_host <= 0 || active_pg_force)
+		return false;
+	return t_active >= margin * t_host / Max(divisor, 1.0);
+}
+
+/* Is op a pattern match (LIKE, ILIKE, a regular expression: ~~, ~, ~* ...)? */
+static bool
+ap_pattern_op(Oid opno)
+{
+	char	   *name = get_opname(opno);
+
+	return name != NULL && strchr(name, '~') != NULL;
+}
+
+static bool
+ap_count_patterns_walker(Node *node, double *count)
+{
+	if (node == NULL)
+		return false;
+	if ((IsA(node, OpExpr) && ap_pattern_op(((OpExpr *) node)->opno)) ||
+		(IsA(node, ScalarArrayOpExpr) && ap_pattern_op(((ScalarArrayOpExpr *) node)->opno)))
+		*count += 1;
+	return expression_tree_walker(node, ap_count_patterns_walker, count);
+}
+
+/* Pattern matches in clauses (expressions or RestrictInfos), per tuple. */
+double
+ApPatternOps(List *clauses)
+{
+	double		count = 0;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		Node	   *n = lfirst(lc);
+
+		if (IsA(n, RestrictInfo))
+			n = (Node *) ((RestrictInfo *) n)->clause;
+		(void) ap_count_patterns_walker(n, &count);
+	}
+	return count;
+}
+
+/*
+ * The host's best scan of rel at measured speed, given t_seq, its Seq Scan
+ * at measured speed (ApModelSeqScanSeconds): that, or one of its other
+ * unparameterized paths (index, bitmap and index-only scans) at the ratio
+ * of its cost to the Seq Scan's.
+ */
+double
+ApHostBestScan(RelOptInfo *rel, double t_seq)
+{
+	double		spc_seq_page_cost;
+	double		seq_cost;
+	double		best = t_seq;
+	ListCell   *lc;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	seq_cost = spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples;
+	if (seq_cost <= 0)
+		return best;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->param_info == NULL &&
+			(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan ||
+			 path->pathtype == T_BitmapHeapScan))
+			best = Min(best, t_seq * path->total_cost / seq_cost);
+	}
+	return best;
+}
+
+/*
+ * The host's own best scan of rel at measured speed (ApHostBestScan) when
+ * no Bloom filter can ever ride on rel's ActiveScan (no join clause names
+ * it), else 0.  A plan whose disks ship most rows of a table alone in its
+ * query (ORDER BY ... LIMIT, window functions, a host filter the disks
+ * cannot run), or that reads a whole table for what an index finds, costs
+ * more than the host's own, whatever the exchange rate of seconds to cost
+ * units says (model.c), and ap_set_rel_pathlist does not offer it
+ * (ApHostSlower).  Pattern matches are priced apart where the disks take
+ * them over; a host qual costs both plans alike.  Joined relations keep
  * their path: the Bloom paths are built from it (bloom_planner.c).
  */
 static double
-ap_seq_guard_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
+ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
 {
-	Bitmapset  *attrs = NULL;
-	QualCost	quals;
-	int			last;
-	ListCell   *lc;
-
 	if (rel->joininfo != NIL || rel->has_eclass_joins)
 		return 0.0;
-	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
-	foreach(lc, list_concat_copy(disk_ri, host_ri))
-		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
-	last = bms_prev_member(attrs, -1);
-	last = last < 0 ? 0 : last + FirstLowInvalidHeapAttributeNumber;
-	quals = rel->baserestrictcost;
-	return ApModelSeqScanSeconds(rel->tuples, Max(last, 0),
-								 quals.per_tuple / Max(cpu_operator_cost, 1e-9));
+	return ApHostBestScan(rel,
+						  ApModelSeqScanSeconds(rel->tuples,
+												ApLastAttno(rel, list_concat(list_concat_copy(rel->reltarget->exprs,
+																							  disk_ri),
+																			 host_ri)),
+												rel->baserestrictcost.per_tuple /
+												Max(cpu_operator_cost, 1e-9),
+												ApPatternOps(disk_ri)));
 }
 
 /*
@@ -473,7 +586,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	List	   *disk_ri;
 	List	   *host_ri;
 	List	   *project;
-	double		t_seq;
+	double		t_host;
 	bool		serial_ok;
 
 	if (prev_set_rel_pathlist_hook)
@@ -514,10 +627,10 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;
-	t_seq = ap_seq_guard_seconds(rel, disk_ri, host_ri);
-	serial_ok = ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0) < AP_SEQ_GUARD * t_seq ||
-		t_seq <= 0 || active_pg_force;
-	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_seq);
+	t_host = ap_host_best_seconds(rel, disk_ri, host_ri);
+	serial_ok = !ApHostSlower(ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0), t_host,
+							  true, 1.0);
+	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host);
 
 	if (active_pg_force)
 	{

@@ -139,11 +139,11 @@ EXPLAIN (COSTS OFF) SELECT id, count(*) FROM ag GROUP BY id;
 -- (the same query under a hash_mem its groups fit gets ActiveAgg)
 SET active_pg.force_pushdown = off;
 SELECT count(*) AS activeagg_nodes
-FROM ap_explain('EXPLAIN (COSTS OFF) SELECT id, k, count(*) FROM ag GROUP BY id, k') l
+FROM ap_explain('EXPLAIN (COSTS OFF) SELECT k, vc, count(*) FROM ag GROUP BY k, vc') l
 WHERE l LIKE '%ActiveAgg%';
 SET work_mem = '64MB';
 SELECT count(*) AS activeagg_nodes
-FROM ap_explain('EXPLAIN (COSTS OFF) SELECT id, k, count(*) FROM ag GROUP BY id, k') l
+FROM ap_explain('EXPLAIN (COSTS OFF) SELECT k, vc, count(*) FROM ag GROUP BY k, vc') l
 WHERE l LIKE '%ActiveAgg%';
 SET work_mem = '64kB';
 SET active_pg.force_pushdown = on;

@@ -46,10 +46,30 @@ SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 SET active_pg.enable = off;
 SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 RESET active_pg.enable;
--- force_pushdown still forces it
+-- a filter only the host runs (no disk quals): the disks would ship every
+-- row for it, so the host's own Seq Scan must merely be faster
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_big WHERE md5(note) = 'x';
+-- the same for ActiveAgg: a small table's few groups, no disk quals, within
+-- hash_mem, where the disks' start alone outweighs the host's aggregation
+CREATE TABLE m_small AS SELECT g AS id, g % 5 AS k FROM generate_series(1, 3000) g;
+ANALYZE m_small;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM m_small GROUP BY k;
+-- ... while m_big's aggregation still runs at the disks
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM m_big GROUP BY k;
+-- ... and a selective filter an index answers: the host's bitmap scan at
+-- the ratio of its cost to the Seq Scan's beats reading the whole table
+CREATE TABLE m_idx AS SELECT g AS id, g % 1000 AS k, repeat('x', 60) AS pad
+	FROM generate_series(1, 100000) g;
+CREATE INDEX m_idx_k ON m_idx (k);
+ANALYZE m_idx;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_idx WHERE k = 7;
+-- force_pushdown still forces them
 SET active_pg.force_pushdown = on;
 EXPLAIN (COSTS OFF) SELECT id, note FROM m_big ORDER BY id DESC LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT k, count(*) FROM m_small GROUP BY k;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_idx WHERE k = 7;
 RESET active_pg.force_pushdown;
+DROP TABLE m_small, m_idx;
 RESET active_pg.host_scan_ns_per_byte;
 DROP TABLE m_dim;
 

@@ -1,0 +1,1 @@
+select count(*) from lineitem where lower(l_shipmode) = 'mail'

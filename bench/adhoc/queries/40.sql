@@ -1,0 +1,1 @@
+select count(*) from orders where o_orderdate = date '1995-03-15'
