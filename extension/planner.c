@@ -40,9 +40,10 @@
  * the exchange rate), plus the target list per row.  The serial start of
  * every execution is in the total, so a rescanned ActiveScan (the inner
  * side of a nested loop, a correlated subquery) pays the whole disk scan
- * and the connections once per rescan, as it really does.  A table no join
- * clause names gets no ActiveScan the model predicts slower than the host's
- * own best plan at measured speed (ap_host_best_seconds, ApHostSlower).
+ * and the connections once per rescan, as it really does.  A table no Bloom
+ * filter can ride on gets no ActiveScan the model predicts slower than the
+ * host's own best plan at measured speed (ap_host_best_seconds,
+ * ApHostSlower).
  * The optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
  * testing switch) makes ActiveScan the only path of every eligible relation.
  *
@@ -518,21 +519,63 @@ ApHostBestScan(RelOptInfo *rel, double t_seq)
 }
 
 /*
+ * Can a Bloom filter ever ride on rel's ActiveScan (bloom_planner.c's
+ * rules)?  Not when no inner equi-join names it (no equivalence class joins
+ * it to another relation) and every outer or anti join it takes part in
+ * keeps all its rows (rel on the preserved side of a LEFT or ANTI join, or
+ * either side of a FULL one): a NOT EXISTS's outer table, the preserved
+ * side of a LEFT JOIN, a table alone in its query.
+ */
+static bool
+ap_bloom_possible(PlannerInfo *root, RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	if (rel->has_eclass_joins)
+		return true;
+	foreach(lc, root->join_info_list)
+	{
+		SpecialJoinInfo *sj = (SpecialJoinInfo *) lfirst(lc);
+		bool		left = bms_overlap(rel->relids, sj->min_lefthand);
+		bool		right = bms_overlap(rel->relids, sj->min_righthand);
+
+		if (!left && !right)
+			continue;
+		if (sj->jointype == JOIN_FULL)
+			continue;
+		if ((sj->jointype == JOIN_LEFT || sj->jointype == JOIN_ANTI) && left && !right)
+			continue;
+		return true;
+	}
+	/* what is left in joininfo joins no other relation by an equality Bloom can use */
+	foreach(lc, rel->joininfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (!ri->is_pushed_down)
+			continue;			/* an outer join's own clause, seen above */
+		if (ri->mergeopfamilies != NIL || OidIsValid(ri->hashjoinoperator))
+			return true;
+	}
+	return false;
+}
+
+/*
  * The host's own best scan of rel at measured speed (ApHostBestScan) when
- * no Bloom filter can ever ride on rel's ActiveScan (no join clause names
- * it), else 0.  A plan whose disks ship most rows of a table alone in its
+ * no Bloom filter can ever ride on rel's ActiveScan (ap_bloom_possible),
+ * else 0.  A plan whose disks ship most rows of a table alone in its
  * query (ORDER BY ... LIMIT, window functions, a host filter the disks
  * cannot run), or that reads a whole table for what an index finds, costs
  * more than the host's own, whatever the exchange rate of seconds to cost
  * units says (model.c), and ap_set_rel_pathlist does not offer it
  * (ApHostSlower).  Pattern matches are priced apart where the disks take
- * them over; a host qual costs both plans alike.  Joined relations keep
- * their path: the Bloom paths are built from it (bloom_planner.c).
+ * them over; a host qual costs both plans alike.  Relations a filter can
+ * ride on keep their path: the Bloom paths are built from it.
  */
 static double
-ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
+ap_host_best_seconds(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri)
 {
-	if (rel->joininfo != NIL || rel->has_eclass_joins)
+	if (ap_bloom_possible(root, rel))
 		return 0.0;
 	return ApHostBestScan(rel,
 						  ApModelSeqScanSeconds(rel->tuples,
@@ -627,7 +670,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make3(project, NIL, NIL);
 	cpath->methods = &ap_path_methods;
-	t_host = ap_host_best_seconds(rel, disk_ri, host_ri);
+	t_host = ap_host_best_seconds(root, rel, disk_ri, host_ri);
 	serial_ok = !ApHostSlower(ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0), t_host,
 							  true, 1.0);
 	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host);

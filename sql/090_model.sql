@@ -46,6 +46,10 @@ SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 SET active_pg.enable = off;
 SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 RESET active_pg.enable;
+-- ... but not the outer side of NOT EXISTS, which no filter can shrink: it
+-- is guarded as a table alone
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_big b
+	WHERE NOT EXISTS (SELECT 1 FROM m_dim d WHERE d.k = b.k AND d.name LIKE 'k1%');
 -- a filter only the host runs (no disk quals): the disks would ship every
 -- row for it, so the host's own Seq Scan must merely be faster
 EXPLAIN (COSTS OFF) SELECT count(*) FROM m_big WHERE md5(note) = 'x';
