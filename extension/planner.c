@@ -43,9 +43,9 @@
  * and the connections once per rescan, as it really does.  A table no Bloom
  * filter can ride on gets no ActiveScan the model predicts slower than the
  * host's own best plan at measured speed (ap_host_best_seconds,
- * ApHostSlower).
- * The optimizer, not a switch, picks pushdown; active_pg.force_pushdown (a
- * testing switch) makes ActiveScan the only path of every eligible relation.
+ * ApHostSlower).  The optimizer, not a switch, picks pushdown;
+ * active_pg.force_pushdown (a testing switch) makes ActiveScan the only path
+ * of every eligible relation.
  *
  * Projection: the executor (activescan.c) runs ExecScan, which evaluates the plan's
  * target list over the scan slot, so the path sets CUSTOMPATH_SUPPORT_PROJECTION
@@ -487,6 +487,17 @@ ApPatternOps(List *clauses)
 	return count;
 }
 
+/* What cost_seqscan charges for rel (its restriction clauses included). */
+static Cost
+ap_seq_scan_cost(RelOptInfo *rel)
+{
+	double		spc_seq_page_cost;
+
+	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
+	return spc_seq_page_cost * rel->pages +
+		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples;
+}
+
 /*
  * The host's best scan of rel at measured speed, given t_seq, its Seq Scan
  * at measured speed (ApModelSeqScanSeconds): that, or one of its other
@@ -496,14 +507,10 @@ ApPatternOps(List *clauses)
 double
 ApHostBestScan(RelOptInfo *rel, double t_seq)
 {
-	double		spc_seq_page_cost;
-	double		seq_cost;
+	double		seq_cost = ap_seq_scan_cost(rel);
 	double		best = t_seq;
 	ListCell   *lc;
 
-	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
-	seq_cost = spc_seq_page_cost * rel->pages +
-		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples;
 	if (seq_cost <= 0)
 		return best;
 	foreach(lc, rel->pathlist)
@@ -598,14 +605,10 @@ ap_host_best_seconds(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *ho
 static bool
 ap_cheap_path_exists(RelOptInfo *rel)
 {
-	double		spc_seq_page_cost;
-	double		host_cost;
+	double		host_cost = ap_seq_scan_cost(rel);
 	double		floor;
 	ListCell   *lc;
 
-	get_tablespace_page_costs(rel->reltablespace, NULL, &spc_seq_page_cost);
-	host_cost = spc_seq_page_cost * rel->pages +
-		(cpu_tuple_cost + rel->baserestrictcost.per_tuple) * rel->tuples;
 	floor = ApModelCostFloor(rel->pages, rel->tuples,
 							 rel->baserestrictcost.per_tuple / Max(cpu_operator_cost, 1e-9),
 							 host_cost, ap_disk_count());
