@@ -73,6 +73,11 @@ EXPLAIN (COSTS OFF) SELECT id, note FROM m_big ORDER BY id DESC LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT k, count(*) FROM m_small GROUP BY k;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM m_idx WHERE k = 7;
 RESET active_pg.force_pushdown;
+-- the guarded queries' results, pushed down (forced) and on the host, agree
+SELECT ap_check('SELECT count(*) FROM m_big WHERE md5(note) = ''x''');
+SELECT ap_check('SELECT id, note FROM m_big ORDER BY id DESC LIMIT 5');
+SELECT ap_check('SELECT k, count(*) FROM m_small GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT count(*) FROM m_idx WHERE k = 7');
 DROP TABLE m_small, m_idx;
 RESET active_pg.host_scan_ns_per_byte;
 DROP TABLE m_dim;
