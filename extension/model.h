@@ -116,6 +116,20 @@ void		ApModelPredict(const ApModelInput *in, ApModelResult *out);
  */
 double		ApModelSeqScanSeconds(double tuples, int last_attno, double qual_ops,
 								  double pattern_ops);
+/*
+ * Seconds of one execution of the host's own index scan fetching tuples
+ * from heap_pages page visits, miss_share of them read from the page cache,
+ * with qual_ops operators per tuple, at measured speed; 0 under emulation.
+ */
+double		ApModelIndexScanSeconds(double tuples, double heap_pages, double miss_share,
+									double qual_ops);
+/*
+ * Cost units of a host plan of a relation taking seconds, at the exchange
+ * rate of the relation's ActiveScan (host_cost: its Seq Scan's cost); 0
+ * under emulation.
+ */
+double		ApModelHostCost(double seconds, double pages, double tuples, double qual_ops,
+							double host_cost);
 /* Seconds of PostgreSQL's HashAggregate above that scan (see model.c). */
 double		ApModelHostAggSeconds(double rows_passed, double groups, double agg_ops);
 

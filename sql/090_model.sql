@@ -80,6 +80,24 @@ SELECT ap_check('SELECT k, count(*) FROM m_small GROUP BY k', true, 'ActiveAgg')
 SELECT ap_check('SELECT count(*) FROM m_idx WHERE k = 7');
 DROP TABLE m_small, m_idx;
 RESET active_pg.host_scan_ns_per_byte;
+
+-- A nested loop over a table within shared_buffers keeps PostgreSQL's
+-- estimate (planner.c, ap_price_index_paths prices only probes of tables
+-- larger than shared_buffers at measured speed; t/014_index_pricing.pl):
+-- probes of 100 rows on 100 pages each, under a random_page_cost that
+-- makes them cheap, stay a nested loop, as without the extension
+CREATE TABLE m_scat AS SELECT g AS id, g % 1000 AS k, repeat('x', 60) AS pad
+	FROM generate_series(1, 100000) g;
+CREATE INDEX m_scat_k ON m_scat (k);
+ANALYZE m_scat;
+SET random_page_cost = 1.1;
+SET active_pg.enable = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_dim d JOIN m_scat s USING (k) WHERE d.k < 200;
+RESET active_pg.enable;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_dim d JOIN m_scat s USING (k) WHERE d.k < 200;
+SELECT ap_check('SELECT count(*) FROM m_dim d JOIN m_scat s USING (k) WHERE d.k < 200');
+RESET random_page_cost;
+DROP TABLE m_scat;
 DROP TABLE m_dim;
 
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
