@@ -418,6 +418,23 @@ ap_trad_scan_seconds(double pages, double tuples, double qual_ops)
 }
 
 /*
+ * A host plan of a relation predicted to take seconds, in cost units at the
+ * exchange rate ApModelCost uses for the relation's ActiveScan (its Seq
+ * Scan's cost host_cost over the traditional server's time for it), so that
+ * the two stand in the ratio of their predicted times.  0 under emulation.
+ */
+double
+ApModelHostCost(double seconds, double pages, double tuples, double qual_ops, double host_cost)
+{
+	double		t_trad;
+
+	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
+		return 0.0;
+	t_trad = ap_trad_scan_seconds(pages, tuples, qual_ops);
+	return t_trad > 0 ? Max(host_cost, 1.0) * Max(seconds, 0.0) / t_trad : 0.0;
+}
+
+/*
  * The least cost any pushed-down scan of a relation can have (see model.h):
  * its start alone, converted at the exchange rate of the host's Seq Scan
  * as ApModelCost converts.  The traditional time is bounded from above
@@ -428,15 +445,8 @@ ap_trad_scan_seconds(double pages, double tuples, double qual_ops)
 double
 ApModelCostFloor(double pages, double tuples, double qual_ops, double host_cost, int ndisks)
 {
-	double		t_trad_hi;
-
-	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
-		return 0.0;
-	t_trad_hi = ap_trad_scan_seconds(pages, tuples, qual_ops);
-	if (t_trad_hi <= 0.0)
-		return 0.0;
-	return Max(host_cost, 1.0) *
-		(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * Max(ndisks, 1)) / t_trad_hi;
+	return ApModelHostCost(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * Max(ndisks, 1),
+						   pages, tuples, qual_ops, host_cost);
 }
 
 /*
@@ -495,22 +505,6 @@ ApModelIndexScanSeconds(double tuples, double heap_pages, double miss_share, dou
 			Max(tuples, 0.0) * (AP_IDX_TUPLE_NS + Max(qual_ops, 0.0) * AP_NS_PER_OP)) * 1e-9;
 }
 
-/*
- * A host plan of a relation predicted to take seconds, in cost units at the
- * exchange rate ApModelCost uses for the relation's ActiveScan (its Seq
- * Scan's cost host_cost over the traditional server's time for it), so that
- * the two stand in the ratio of their predicted times.  0 under emulation.
- */
-double
-ApModelHostCost(double seconds, double pages, double tuples, double qual_ops, double host_cost)
-{
-	double		t_trad;
-
-	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
-		return 0.0;
-	t_trad = ap_trad_scan_seconds(pages, tuples, qual_ops);
-	return t_trad > 0 ? Max(host_cost, 1.0) * Max(seconds, 0.0) / t_trad : 0.0;
-}
 
 /*
  * PostgreSQL's HashAggregate on the host, beyond its scan: per passing row a
