@@ -297,6 +297,13 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
  */
 #define AP_SEQ_GUARD				2.0
 
+/* Operators per tuple of a per-tuple qual cost (PostgreSQL counts cpu_operator_cost each). */
+static double
+ap_operators(Cost per_tuple)
+{
+	return per_tuple / Max(cpu_operator_cost, 1e-9);
+}
+
 /*
  * PostgreSQL's parallel divisor for a partial path run by workers plus,
  * under parallel_leader_participation, the leader, which gives less of its
@@ -358,11 +365,11 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 	in.ndisks = ap_disk_count();
 	in.pages = rel->pages;
 	in.tuples = rel->tuples;
-	in.disk_ops = disk_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
+	in.disk_ops = ap_operators(disk_qual.per_tuple);
 	in.rows_out = clamp_row_est(rel->tuples * disk_sel);
 	/* the shipped columns (target and host quals) plus a row header and TID */
 	in.width_out = rel->reltarget->width + AP_ROW_HEADER_BYTES + AP_ROW_TID_BYTES;
-	in.host_ops = host_qual.per_tuple / Max(cpu_operator_cost, 1e-9);
+	in.host_ops = ap_operators(host_qual.per_tuple);
 	ApModelPredict(&in, &m);
 	if (divisor > 1.0)
 		ap_model_share(&m, divisor);
@@ -572,20 +579,19 @@ ap_index_probe_pages(PlannerInfo *root, RelOptInfo *rel, IndexPath *ipath,
  * in shared_buffers (ApModelIndexScanSeconds), converted at the exchange
  * rate of rel's ActiveScan (ApModelHostCost), so that the nested loop and
  * the hash join over the disks' scan stand in the ratio of their predicted
- * times.  PostgreSQL expects a probe
- * repeated per outer row to find its heap pages cached once a table fits
- * effective_cache_size; beyond shared_buffers they are in the page cache
- * and each visit still costs a read, so a nested loop that fetches
- * hundreds of scattered rows per outer row (TPC-H Q21's lineitem by
- * l_suppkey) runs about nine times longer than its cost says, and beats a
- * hash join over a scan of the table only on paper.  The heap pages a
- * probe visits follow PostgreSQL's own estimates: for an index scan
- * cost_index's interpolation, one per tuple when the index order is
- * uncorrelated with the heap's, the selected fraction of the table when it
- * is, between them by the squared correlation the index's cost estimator
- * reports; for a bitmap heap scan compute_bitmap_pages.  Costs only rise:
- * lookups PostgreSQL already prices above the model keep their cost.
- * Only for relations larger than shared_buffers: within them a probe's
+ * times.  PostgreSQL expects a probe repeated per outer row to find its
+ * heap pages cached once a table fits effective_cache_size; beyond
+ * shared_buffers they are in the page cache and each visit still costs a
+ * read, so a nested loop that fetches hundreds of scattered rows per outer
+ * row (TPC-H Q21's lineitem by l_suppkey) runs about nine times longer
+ * than its cost says, and beats a hash join over a scan of the table only
+ * on paper.  The heap pages a probe visits follow PostgreSQL's own
+ * estimates: for an index scan cost_index's interpolation, one per tuple
+ * when the index order is uncorrelated with the heap's, the selected
+ * fraction of the table when it is, between them by the squared
+ * correlation the index's cost estimator reports; for a bitmap heap scan
+ * compute_bitmap_pages.  Costs only rise: lookups PostgreSQL already
+ * prices above the model keep their cost.  Only for relations larger than shared_buffers: within them a probe's
  * pages are all buffers, and PostgreSQL's estimate stands (a table of a
  * few megabytes is read from the CPU's caches: measured, 100 rows a probe
  * on 100 pages took 0.5 us a row, not the model's 1.2, and the hash join
@@ -596,9 +602,9 @@ ap_index_probe_pages(PlannerInfo *root, RelOptInfo *rel, IndexPath *ipath,
 static void
 ap_price_index_paths(PlannerInfo *root, RelOptInfo *rel)
 {
-	double		seq_cost = ap_seq_scan_cost(rel);
+	double		seq_cost;
 	double		miss_share;
-	double		qual_ops = rel->baserestrictcost.per_tuple / Max(cpu_operator_cost, 1e-9);
+	double		qual_ops;
 	ListCell   *lc;
 
 	if (rel->pages <= 0 || rel->tuples <= 0)
@@ -606,6 +612,8 @@ ap_price_index_paths(PlannerInfo *root, RelOptInfo *rel)
 	miss_share = Max(1.0 - (double) NBuffers / rel->pages, 0.0);
 	if (miss_share <= 0)
 		return;					/* within shared_buffers: PostgreSQL's estimate */
+	seq_cost = ap_seq_scan_cost(rel);
+	qual_ops = ap_operators(rel->baserestrictcost.per_tuple);
 	foreach(lc, rel->pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
@@ -699,8 +707,7 @@ ap_host_best_seconds(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *ho
 												ApLastAttno(rel, list_concat(list_concat_copy(rel->reltarget->exprs,
 																							  disk_ri),
 																			 host_ri)),
-												rel->baserestrictcost.per_tuple /
-												Max(cpu_operator_cost, 1e-9),
+												ap_operators(rel->baserestrictcost.per_tuple),
 												ApPatternOps(disk_ri)));
 }
 
@@ -720,7 +727,7 @@ ap_cheap_path_exists(RelOptInfo *rel)
 	ListCell   *lc;
 
 	floor = ApModelCostFloor(rel->pages, rel->tuples,
-							 rel->baserestrictcost.per_tuple / Max(cpu_operator_cost, 1e-9),
+							 ap_operators(rel->baserestrictcost.per_tuple),
 							 host_cost, ap_disk_count());
 	foreach(lc, rel->pathlist)
 	{
