@@ -46,6 +46,25 @@ SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 SET active_pg.enable = off;
 SELECT count(*) FROM m_big b JOIN m_dim d USING (k) WHERE d.name LIKE 'k1%';
 RESET active_pg.enable;
+-- Under Gather, though, a joined table's partial ActiveScan without a disk
+-- qual (it would only project) is guarded like a table alone: the
+-- participants' host work and the disks share the cores, so its share is
+-- compared with the Parallel Seq Scan's at measured speed and not offered
+-- (the serial path stays, at this exchange rate the cheapest) ...
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k);
+-- ... while a partial scan whose disks filter is still offered
+EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k)
+	WHERE b.v < 5;
+SELECT ap_check('SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k)');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 -- ... but not the outer side of NOT EXISTS, which no filter can shrink: it
 -- is guarded as a table alone
 EXPLAIN (COSTS OFF) SELECT count(*) FROM m_big b
