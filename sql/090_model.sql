@@ -60,6 +60,19 @@ EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k
 EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k)
 	WHERE b.v < 5;
 SELECT ap_check('SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k)');
+-- ... and the serial ActiveScan of a table without disk quals whose partial
+-- path was not offered stays out of parallel plans: under Gather each
+-- participant would run all of it (m_mid's, the inner side, ran under
+-- Gather before: at the default exchange rate, and no Bloom filter, which
+-- would be built on the serial path); it runs once, above the Gather
+SET active_pg.enable_bloom = off;
+RESET active_pg.host_scan_ns_per_byte;
+CREATE TABLE m_mid AS SELECT g AS id, repeat('y', 1000) AS pad FROM generate_series(1, 20000) g;
+ANALYZE m_mid;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_mid m USING (id);
+SELECT ap_check('SELECT count(*), sum(b.v) FROM m_big b JOIN m_mid m USING (id)');
+RESET active_pg.enable_bloom;
+SET active_pg.host_scan_ns_per_byte = 20;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

@@ -1,0 +1,1 @@
+with t as (select c_nationkey n, extract(year from o_orderdate) y, sum(o_totalprice) s from customer join orders on o_custkey = c_custkey group by 1, 2) select t1.n, t1.y, t2.s / t1.s from t t1 join t t2 on t1.n = t2.n and t2.y = t1.y + 1 where t2.s > t1.s order by 1, 2

@@ -1,0 +1,1 @@
+select k, sum(x), count(*) from (select 'l' k, l_extendedprice x from lineitem where l_shipmode = 'AIR' and l_quantity < 3 union all select 'o', o_totalprice from orders where o_orderpriority = '1-URGENT' and o_orderstatus = 'P') u group by k order by k

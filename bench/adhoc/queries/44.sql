@@ -1,0 +1,1 @@
+select o_orderpriority, y, s, rank() over (partition by y order by s desc) from (select o_orderpriority, extract(year from o_orderdate) y, sum(o_totalprice) s from orders group by 1, 2) t order by 2, 4

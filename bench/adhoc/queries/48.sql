@@ -1,0 +1,1 @@
+select c_mktsegment, count(*) from customer c where c_acctbal > 0 and exists (select 1 from orders o where o.o_custkey = c.c_custkey and o_orderdate >= date '1996-01-01' and o_orderdate < date '1996-04-01') and not exists (select 1 from orders o where o.o_custkey = c.c_custkey and o_orderdate >= date '1997-01-01' and o_orderdate < date '1997-04-01') group by 1 order by 1

@@ -1,0 +1,1 @@
+select l_suppkey, sum(l_extendedprice) s from lineitem where l_shipdate >= date '1995-01-01' and l_shipdate < date '1995-04-01' group by 1 having sum(l_extendedprice) > (select 1.3 * avg(s) from (select sum(l_extendedprice) s from lineitem where l_shipdate >= date '1995-01-01' and l_shipdate < date '1995-04-01' group by l_suppkey) x) order by 2 desc limit 20

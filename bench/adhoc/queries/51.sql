@@ -1,0 +1,1 @@
+select c_name, o_orderdate, o_totalprice, l_quantity from customer join orders on o_custkey = c_custkey join lineitem on l_orderkey = o_orderkey where l_shipdate = date '1996-03-13' and c_mktsegment = 'BUILDING' order by o_totalprice desc, c_name, l_quantity limit 100

@@ -1,0 +1,1 @@
+select count(*) from (select o_custkey from orders where o_orderdate >= date '1995-01-01' and o_orderdate < date '1995-02-01' intersect select o_custkey from orders where o_orderdate >= date '1996-01-01' and o_orderdate < date '1996-02-01' except select c_custkey from customer where c_acctbal < 0) x

@@ -1,0 +1,1 @@
+select p_brand, p_size, sum(l_quantity), avg(l_extendedprice) from lineitem join part on p_partkey = l_partkey where p_size between 1 and 5 and p_brand in ('Brand#11', 'Brand#22', 'Brand#33') and l_shipinstruct = 'COLLECT COD' group by 1, 2 order by 1, 2

@@ -1,0 +1,1 @@
+select s_name, count(*) from supplier join lineitem l1 on s_suppkey = l1.l_suppkey where l1.l_receiptdate > l1.l_commitdate and l1.l_shipdate >= date '1997-06-01' and l1.l_shipdate < date '1997-07-01' group by 1 order by 2 desc, 1 limit 10

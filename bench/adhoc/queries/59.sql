@@ -1,0 +1,1 @@
+select extract(dow from o_orderdate) d, o_orderstatus, count(*), avg(o_totalprice) from orders where o_clerk in ('Clerk#000000001','Clerk#000000002','Clerk#000000003','Clerk#000000004','Clerk#000000005') group by 1, 2 order by 1, 2

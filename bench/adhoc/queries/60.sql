@@ -1,0 +1,1 @@
+select l_linenumber, stddev_samp(l_quantity), variance(l_discount), max(l_comment), min(l_shipinstruct) from lineitem where l_shipdate between date '1993-01-01' and date '1993-03-01' group by 1 order by 1
