@@ -118,6 +118,8 @@ double		ApHostBestScan(RelOptInfo *rel, double t_seq);
 double		ApPatternOps(List *clauses);
 /* Is the pushed-down plan the host's own beats at measured speed (planner.c)? */
 bool		ApHostSlower(double t_active, double t_host, bool sure, double divisor);
+/* A serial ActiveScan kept for rel's Bloom paths only (planner.c), or NULL. */
+CustomPath *ApBloomBasePath(PlannerInfo *root, RelOptInfo *rel);
 
 /* ---------- encode.c ---------- */
 

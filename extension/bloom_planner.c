@@ -168,11 +168,15 @@ static const CustomPathMethods ap_bloom_path_methods = {
 	.PlanCustomPath = ap_bloom_plan_path,
 };
 
-/* The unparameterized ActiveScan path of a base relation, or NULL. */
+/*
+ * The unparameterized ActiveScan path of a base relation, or NULL: in its
+ * pathlist, or kept for the Bloom paths only (ApBloomBasePath).
+ */
 static CustomPath *
-ap_bloom_scan_path(RelOptInfo *rel)
+ap_bloom_scan_path(PlannerInfo *root, RelOptInfo *rel)
 {
 	ListCell   *lc;
+	CustomPath *kept;
 
 	foreach(lc, rel->pathlist)
 	{
@@ -190,6 +194,11 @@ ap_bloom_scan_path(RelOptInfo *rel)
 			continue;
 		ap_scan_path_methods = cpath->methods;
 		return cpath;
+	}
+	if ((kept = ApBloomBasePath(root, rel)) != NULL)
+	{
+		ap_scan_path_methods = kept->methods;
+		return kept;
 	}
 	return NULL;
 }
@@ -618,7 +627,7 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (bigrel->reloptkind == RELOPT_BASEREL)
 	{
-		if ((base = ap_bloom_scan_path(bigrel)) != NULL)
+		if ((base = ap_bloom_scan_path(root, bigrel)) != NULL)
 			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
 						   jointype, extra, big_is_outer);
 		return;
