@@ -1,0 +1,1 @@
+select c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) rev from customer join orders on o_custkey = c_custkey join lineitem on l_orderkey = o_orderkey where l_returnflag = 'R' and o_orderdate >= date '1994-01-01' and o_orderdate < date '1994-04-01' group by 1, 2 order by 3 desc limit 20

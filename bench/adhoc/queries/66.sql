@@ -1,0 +1,1 @@
+select sum(case when l_shipmode in ('MAIL', 'SHIP') then l_quantity else 0 end), sum(case when l_returnflag = 'A' then l_extendedprice else 0 end), count(case when l_linestatus = 'O' then 1 end) from lineitem where l_shipdate >= date '1996-01-01' and l_shipdate < date '1996-07-01'

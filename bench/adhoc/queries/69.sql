@@ -1,0 +1,1 @@
+select o.o_orderkey, o.o_totalprice from orders o where exists (select 1 from lineitem l where l.l_orderkey = o.o_orderkey and l.l_shipmode = 'AIR' and l.l_quantity > 49) and o.o_orderdate < date '1993-01-01' order by 2 desc limit 10

@@ -1,0 +1,1 @@
+select date_part('year', l_shipdate) y, date_part('month', l_shipdate) m, count(*), sum(l_quantity)::numeric(18,2) from lineitem where l_shipmode = 'TRUCK' and l_shipdate >= date '1997-01-01' group by 1, 2 order by 1, 2

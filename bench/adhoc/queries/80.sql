@@ -1,0 +1,1 @@
+select l_shipmode, l_shipinstruct, count(*), avg(l_quantity) from lineitem where l_commitdate between date '1995-01-01' and date '1995-12-31' group by grouping sets ((l_shipmode), (l_shipinstruct), ()) order by 1, 2

@@ -1,0 +1,1 @@
+select o_custkey, o_orderdate, o_totalprice, sum(o_totalprice) over (partition by o_custkey order by o_orderdate rows between unbounded preceding and current row) from orders where o_custkey between 1000 and 1100 order by 1, 2, 3
