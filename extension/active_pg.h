@@ -119,7 +119,7 @@ double		ApPatternOps(List *clauses);
 /* Is the pushed-down plan the host's own beats at measured speed (planner.c)? */
 bool		ApHostSlower(double t_active, double t_host, bool sure, double divisor);
 /* A serial ActiveScan kept for rel's Bloom paths only (planner.c), or NULL. */
-CustomPath *ApBloomBasePath(PlannerInfo *root, RelOptInfo *rel);
+CustomPath *ApBloomBasePath(RelOptInfo *rel);
 
 /* ---------- encode.c ---------- */
 

@@ -173,7 +173,7 @@ static const CustomPathMethods ap_bloom_path_methods = {
  * pathlist, or kept for the Bloom paths only (ApBloomBasePath).
  */
 static CustomPath *
-ap_bloom_scan_path(PlannerInfo *root, RelOptInfo *rel)
+ap_bloom_scan_path(RelOptInfo *rel)
 {
 	ListCell   *lc;
 	CustomPath *kept;
@@ -195,7 +195,7 @@ ap_bloom_scan_path(PlannerInfo *root, RelOptInfo *rel)
 		ap_scan_path_methods = cpath->methods;
 		return cpath;
 	}
-	if ((kept = ApBloomBasePath(root, rel)) != NULL)
+	if ((kept = ApBloomBasePath(rel)) != NULL)
 	{
 		ap_scan_path_methods = kept->methods;
 		return kept;
@@ -627,7 +627,7 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (bigrel->reloptkind == RELOPT_BASEREL)
 	{
-		if ((base = ap_bloom_scan_path(root, bigrel)) != NULL)
+		if ((base = ap_bloom_scan_path(bigrel)) != NULL)
 			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
 						   jointype, extra, big_is_outer);
 		return;

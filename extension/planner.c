@@ -298,8 +298,8 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
 #define AP_SEQ_GUARD				2.0
 
 /*
- * A scan kept for the Bloom paths only (ap_bloom_base_remember) must take
- * the host at least this many times the disks' start to read itself.
+ * A scan kept for the Bloom paths only (ap_start_small) must take the host
+ * at least this many times the disks' start to read itself.
  */
 #define AP_BLOOM_BASE_START_SHARE	0.1
 
@@ -692,31 +692,18 @@ ap_bloom_possible(PlannerInfo *root, RelOptInfo *rel)
 }
 
 /*
- * The host's own best scan of rel at measured speed (ApHostBestScan) when
- * no Bloom filter can ever ride on rel's ActiveScan (ap_bloom_possible) or
- * for its partial path, else 0.  A plan whose disks ship most rows of a table alone in its
- * query (ORDER BY ... LIMIT, window functions, a host filter the disks
- * cannot run), or that reads a whole table for what an index finds, costs
- * more than the host's own, whatever the exchange rate of seconds to cost
- * units says (model.c), and ap_set_rel_pathlist does not offer it
- * (ApHostSlower).  Pattern matches are priced apart where the disks take
- * them over; a host qual costs both plans alike.  Relations a filter can
- * ride on keep their serial path: the Bloom paths are built from it.  Their
- * partial path (partial: no filter rides on it) is guarded when the disks
- * have no qual to run: under Gather the participants' host work and the
- * disks share the cores, and a scan that only projects saves the host
- * little of its work while adding all of the disks' (a join of orders and
- * customer without a filter, SF 1: 290 against 189 ms).  Guarding filtered
- * partial scans too cost more than it saved: TPC-H Q5's and Q13's orders
- * scans lost their parallel pushdown and the queries ran 0.79x and 1.04x
- * where they had run 1.71x and 1.80x.
+ * The host's own best scan of rel at measured speed (ApHostBestScan).  A
+ * plan whose disks ship most rows of a table alone in its query (ORDER BY
+ * ... LIMIT, window functions, a host filter the disks cannot run), or that
+ * reads a whole table for what an index finds, costs more than the host's
+ * own, whatever the exchange rate of seconds to cost units says (model.c),
+ * and ap_set_rel_pathlist does not offer it (ApHostSlower).  Pattern
+ * matches are priced apart where the disks take them over; a host qual
+ * costs both plans alike.
  */
 static double
-ap_host_best_seconds(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-					 bool partial)
+ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
 {
-	if (!partial && ap_bloom_possible(root, rel))
-		return 0.0;
 	return ApHostBestScan(rel,
 						  ApModelSeqScanSeconds(rel->tuples,
 												ApLastAttno(rel, list_concat(list_concat_copy(rel->reltarget->exprs,
@@ -755,21 +742,38 @@ ap_cheap_path_exists(RelOptInfo *rel)
 }
 
 /*
+ * Is the disks' start (the model's a_serial, kept in path's prediction) less
+ * than AP_BLOOM_BASE_START_SHARE of the host's own scan, t_host?  A scan kept
+ * for the filtered scans alone must be; a smaller table's is offered as a
+ * plan of its own as before, where add_path mostly drops it for the host's
+ * own plans (a table of 100,000 rows within shared_buffers probed 200 times
+ * by an index: 2.8-3.1 ms; its Bloom-filtered scan, once kept, won and took
+ * 3.8-4.5 ms).  Pricing the kept scans at the host's measured speed instead
+ * moved TPC-H Q7, Q8 and Q12 into plans up to 2.9x slower.
+ */
+static bool
+ap_start_small(CustomPath *path, double t_host)
+{
+	ApModelResult m;
+
+	return ApModelFromList(list_nth(path->custom_private, AP_PATH_PRIV_MODEL), &m) &&
+		m.a_serial < AP_BLOOM_BASE_START_SHARE * t_host;
+}
+
+/*
  * Serial ActiveScans kept for the Bloom paths only (ApBloomBasePath).  A
  * joined table's scan without a disk qual that the model predicts slower
  * than the host's own Seq Scan at measured speed is not offered as a plan
- * of its own, but a Bloom filter riding on it can still pay (TPC-H Q16's
+ * of its own, but a Bloom filter riding on it can still pay (TPC-H Q20's
  * partsupp).  add_path would discard such a path for the cheaper Seq Scan,
- * so it is kept here by planner run and relation.  The paths live in the
+ * so it is kept here, found again by its relation.  The paths live in the
  * planner's memory; a callback on that memory context drops its entries
  * when it is reset or deleted (the list itself is in TopMemoryContext).
  */
 typedef struct ApBloomBase
 {
 	MemoryContext cxt;			/* the planner memory the path is in */
-	PlannerInfo *root;
-	Index		relid;
-	CustomPath *path;
+	CustomPath *path;			/* its parent is the relation */
 } ApBloomBase;
 
 static List *ap_bloom_bases = NIL;
@@ -792,7 +796,7 @@ ap_bloom_bases_forget(void *arg)
 }
 
 static void
-ap_bloom_base_remember(PlannerInfo *root, RelOptInfo *rel, CustomPath *path)
+ap_bloom_base_remember(CustomPath *path)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	MemoryContext old;
@@ -813,8 +817,6 @@ ap_bloom_base_remember(PlannerInfo *root, RelOptInfo *rel, CustomPath *path)
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	b = palloc(sizeof(ApBloomBase));
 	b->cxt = cxt;
-	b->root = root;
-	b->relid = rel->relid;
 	b->path = path;
 	ap_bloom_bases = lappend(ap_bloom_bases, b);
 	MemoryContextSwitchTo(old);
@@ -822,7 +824,7 @@ ap_bloom_base_remember(PlannerInfo *root, RelOptInfo *rel, CustomPath *path)
 
 /* The serial ActiveScan kept for rel's Bloom paths only, or NULL. */
 CustomPath *
-ApBloomBasePath(PlannerInfo *root, RelOptInfo *rel)
+ApBloomBasePath(RelOptInfo *rel)
 {
 	ListCell   *lc;
 
@@ -830,7 +832,7 @@ ApBloomBasePath(PlannerInfo *root, RelOptInfo *rel)
 	{
 		ApBloomBase *b = lfirst(lc);
 
-		if (b->root == root && b->relid == rel->relid && b->path->path.parent == rel)
+		if (b->path->path.parent == rel)
 			return b->path;
 	}
 	return NULL;
@@ -848,8 +850,10 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	List	   *project;
 	double		t_host;
 	double		t_active;
+	bool		bloom;
+	bool		slower;
 	bool		serial_ok;
-	bool		bloom_only = false;
+	bool		bloom_only;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
@@ -891,20 +895,26 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->methods = &ap_path_methods;
 	if (!active_pg_force)
 		ap_price_index_paths(root, rel);
-	t_host = ap_host_best_seconds(root, rel, disk_ri, host_ri, false);
+	/*
+	 * Which plans must beat the host's own at measured speed.  A relation no
+	 * Bloom filter can ride on: all of them.  One a filter may ride on keeps
+	 * its serial path for the Bloom paths, which are built from it, and is
+	 * guarded only where the disks have no qual to run and would only
+	 * project.  Under Gather the participants' host work and the disks share
+	 * the cores, and such a scan saves the host little while adding all of
+	 * the disks' work (a join of orders and customer without a filter, SF 1:
+	 * 290 against 189 ms with workers, 835 against 629 ms serially); its
+	 * serial path is then kept for the Bloom paths only (bloom_only, below).
+	 * Guarding filtered partial scans too cost more than it saved: TPC-H
+	 * Q5's and Q13's orders scans lost their parallel pushdown and ran 0.79x
+	 * and 1.04x where they had run 1.71x and 1.80x.
+	 */
+	bloom = ap_bloom_possible(root, rel);
+	t_host = (!bloom || disk_ri == NIL) ? ap_host_best_seconds(rel, disk_ri, host_ri) : 0.0;
 	t_active = ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0);
-	serial_ok = !ApHostSlower(t_active, t_host, true, 1.0);
-	if (t_host <= 0 && disk_ri == NIL)
-	{
-		/*
-		 * A table a filter may ride on, whose disks would only project: the
-		 * plain scan must beat the host's at measured speed too (a join of
-		 * orders and customer without a filter, SF 1, serially: 835 against
-		 * 629 ms); the Bloom paths still get it (ap_bloom_base_remember).
-		 */
-		t_host = ap_host_best_seconds(root, rel, disk_ri, host_ri, true);
-		bloom_only = ApHostSlower(t_active, t_host, true, 1.0);
-	}
+	slower = ApHostSlower(t_active, t_host, true, 1.0);
+	serial_ok = bloom || !slower;
+	bloom_only = bloom && slower && ap_start_small(cpath, t_host);
 	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host);
 
 	/*
@@ -932,25 +942,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	else
 	{
 		if (bloom_only)
-		{
-			ApModelResult m;
-
-			/*
-			 * Kept for the filtered scans alone unless the disks' start is a
-			 * good share of the host's whole scan: such a small table is
-			 * offered as before, where add_path mostly drops it for the
-			 * host's own plans (a table of 100,000 rows within shared_buffers
-			 * probed 200 times by an index: 2.8-3.1 ms; its Bloom-filtered
-			 * scan, once kept, won and took 3.8-4.5 ms).  Pricing the kept
-			 * scans at the host's measured speed instead moved TPC-H Q7, Q8
-			 * and Q12 into plans up to 2.9x slower.
-			 */
-			if (!ApModelFromList(list_nth(cpath->custom_private, AP_PATH_PRIV_MODEL), &m) ||
-				m.a_serial >= AP_BLOOM_BASE_START_SHARE * t_host)
-				bloom_only = false;
-		}
-		if (bloom_only)
-			ap_bloom_base_remember(root, rel, cpath);
+			ap_bloom_base_remember(cpath);
 		else if (serial_ok)
 			add_path(rel, &cpath->path);
 		if (ppath != NULL)
