@@ -62,6 +62,8 @@ SELECT n, count(*) AS phases, count(DISTINCT plan) AS plans,
 	bool_or(plan LIKE '%ActiveAgg%' OR plan LIKE '%ActiveScan%') AS pushed
 FROM ps_plans GROUP BY n ORDER BY n;
 SELECT plan FROM ps_plans WHERE phase = 'fresh' ORDER BY n;
+-- and each query's rows, pushed down (forced) and on the host, agree
+SELECT n, ap_check(q) FROM ps_queries ORDER BY n;
 
 DROP FUNCTION ps_record(text);
 DROP TABLE ps_plans, ps_queries, ps_fact, ps_dim;
