@@ -309,6 +309,13 @@ choose_fast_path(ApAgg *a)
 		a->simple = a->fnum != NULL;
 	}
 	a->keycache_on = a->simple && a->nkeys <= AGG_KEYCACHE_KEYS;
+	if (a->keycache_on)
+	{
+		a->fcols = calloc((size_t) a->prog.nexprs, sizeof(ApFlatCol));
+		a->sum_scale = calloc((size_t) a->nspecs + 1, sizeof(int16_t));
+		a->bops = calloc((size_t) a->nspecs + 1, sizeof(AggBatchOp));
+		a->keycache_on = a->fcols != NULL && a->sum_scale != NULL && a->bops != NULL;
+	}
 }
 
 /*
@@ -385,6 +392,9 @@ ap_agg_free(ApAgg *a)
 		ap_program_free(&a->prog);
 	ap_flat_free(a->flat);
 	free(a->fnum);
+	free(a->fcols);
+	free(a->sum_scale);
+	free(a->bops);
 	free(a->key_kinds);
 	free(a->specs);
 	free(a->next);

@@ -93,8 +93,29 @@ typedef struct AggKeyCacheEntry
 {
 	uint64_t	w[AGG_KEYCACHE_KEYS];
 	uint32_t	nulls;
+	uint32_t	ready;			/* ApAgg.epoch when the batch path found g ready */
 	struct AggGroup *g;			/* NULL: empty */
 } AggKeyCacheEntry;
+
+/*
+ * What the batch path does to one spec's state for a tuple of the batch,
+ * decided once per batch from the spec and its argument's column.
+ */
+typedef enum AggBatchOpKind
+{
+	BOP_COUNT,					/* count(*), or count(x) of a batch without NULL x */
+	BOP_COUNT_NONNULL,			/* count(x): one more where x is not NULL */
+	BOP_SUM,					/* sum(x) of a batch without NULL x */
+	BOP_SUM_NONNULL,			/* sum(x): x added where it is not NULL */
+	BOP_FILTERED				/* an aggregate with a FILTER: as simple_action says */
+} AggBatchOpKind;
+
+typedef struct AggBatchOp
+{
+	uint8_t		kind;			/* AggBatchOpKind */
+	const int64_t *val;			/* the argument's column: values, */
+	const bool *isnull;			/* and NULLs */
+} AggBatchOp;
 
 struct ApAgg
 {
@@ -106,6 +127,19 @@ struct ApAgg
 	ApFlatNum  *fnum;			/* simple: this tuple's numeric values */
 	bool		keycache_on;	/* simple, nkeys <= AGG_KEYCACHE_KEYS */
 	AggKeyCacheEntry keycache[AGG_KEYCACHE];	/* emptied with the table */
+
+	/*
+	 * The batch path (agg_table.c, add_batched): tuples of a batch whose group
+	 * is in the key cache and ready are added straight from the flat
+	 * program's registers.
+	 */
+	ApFlatCol  *fcols;			/* keycache_on: the registers of the batch */
+	const bool *fbad;			/* tuples the flat program declined */
+	bool		batch_fast;		/* the batch path may take this batch's tuples */
+	int16_t    *sum_scale;		/* per spec: the scale its sum adds in this batch */
+	struct AggBatchOp *bops;	/* per spec: what a tuple of this batch does */
+	uint32_t	epoch;			/* a group's readiness holds for one epoch */
+	uint64_t	batched;		/* tuples the batch path added (for the tests) */
 	int			nkeys;
 	int			nspecs;
 	uint8_t    *key_kinds;

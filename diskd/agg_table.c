@@ -27,6 +27,35 @@ ap_agg_table_clear(ApAgg *a)
 	a->ngroups = 0;
 }
 
+/* The datum bytes of an integer-like value of kind k as a word (put_fixed's). */
+static inline uint64_t
+int_key_word(int k, int64_t i)
+{
+	switch (k)
+	{
+		case AP_TYPE_BOOL:
+			return i != 0;
+		case AP_TYPE_INT2:
+			return (uint16_t) (int16_t) i;
+		case AP_TYPE_INT4:
+		case AP_TYPE_DATE:
+			return (uint32_t) (int32_t) i;
+		default:
+			return (uint64_t) i;
+	}
+}
+
+/* A string key of at most 7 bytes packed into a word: its length, then its bytes. */
+static inline uint64_t
+str_key_word(const unsigned char *data, uint32_t len)
+{
+	uint64_t	w = len;
+
+	for (uint32_t b = 0; b < len; b++)
+		w |= (uint64_t) data[b] << (8 * (b + 1));
+	return w;
+}
+
 /*
  * Write a fixed-length value of kind k as its datum bytes; returns the
  * length.  *word gets the same bytes as an integer, for the hash.
@@ -37,15 +66,15 @@ put_fixed(int k, const ApVal *v, unsigned char *p, uint64_t *word)
 	switch (k)
 	{
 		case AP_TYPE_BOOL:
-			p[0] = v->u.i != 0;
-			*word = p[0];
+			*word = int_key_word(k, v->u.i);
+			p[0] = (unsigned char) *word;
 			return 1;
 		case AP_TYPE_INT2:
 			{
 				int16_t		x = (int16_t) v->u.i;
 
 				memcpy(p, &x, 2);
-				*word = (uint16_t) x;
+				*word = int_key_word(k, v->u.i);
 				return 2;
 			}
 		case AP_TYPE_INT4:
@@ -54,7 +83,7 @@ put_fixed(int k, const ApVal *v, unsigned char *p, uint64_t *word)
 				int32_t		x = (int32_t) v->u.i;
 
 				memcpy(p, &x, 4);
-				*word = (uint32_t) x;
+				*word = int_key_word(k, v->u.i);
 				return 4;
 			}
 		case AP_TYPE_FLOAT4:
@@ -153,11 +182,7 @@ serialize_key(ApAgg *a, ApStatus *st, uint64_t *hash)
 			if (len <= 7)
 			{
 				/* short keys (Q1's flags): length and bytes in one word */
-				uint64_t	w = len;
-
-				for (uint32_t b = 0; b < len; b++)
-					w |= (uint64_t) data[b] << (8 * (b + 1));
-				h = hash_mix(h, w);
+				h = hash_mix(h, str_key_word(data, len));
 				continue;
 			}
 			h = hash_mix(h, UINT64_C(0x100000000) | len);
@@ -334,11 +359,23 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
  * This tuple's packed key (see AggKeyCacheEntry) and its cache entry; NULL
  * if a key does not pack (a string longer than 7 bytes).
  */
+/* The key cache's entry for packed key words w and null mask nulls. */
+static inline AggKeyCacheEntry *
+keycache_slot(ApAgg *a, const uint64_t *w, uint32_t nulls)
+{
+	uint64_t	h = 0;
+
+	/* a slot of 16 needs no strong hash: one multiply, its top bits */
+	for (int i = 0; i < a->nkeys; i++)
+		h += (w[i] << (7 * i)) | (w[i] >> ((64 - 7 * i) & 63));
+	h = (h ^ nulls) * UINT64_C(0x9E3779B97F4A7C15);
+	return &a->keycache[h >> (64 - AGG_KEYCACHE_BITS)];
+}
+
 static AggKeyCacheEntry *
 pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
 {
 	unsigned char scratch[AP_NUMERIC_FIXED_MAX_BYTES];
-	uint64_t	h = 0;
 
 	*nulls = 0;
 	for (int i = 0; i < a->nkeys; i++)
@@ -356,17 +393,12 @@ pack_key(ApAgg *a, uint64_t *w, uint32_t *nulls)
 			val_payload(v, scratch, &data, &len);
 			if (len > 7)
 				return NULL;
-			w[i] = len;
-			for (uint32_t b = 0; b < len; b++)
-				w[i] |= (uint64_t) data[b] << (8 * (b + 1));
+			w[i] = str_key_word(data, len);
 		}
 		else
 			(void) put_fixed(a->key_kinds[i], v, scratch, &w[i]);
-		/* a slot of 16 needs no strong hash: one multiply, its top bits */
-		h += (w[i] << (7 * i)) | (w[i] >> ((64 - 7 * i) & 63));
 	}
-	h = (h ^ *nulls) * UINT64_C(0x9E3779B97F4A7C15);
-	return &a->keycache[h >> (64 - AGG_KEYCACHE_BITS)];
+	return keycache_slot(a, w, *nulls);
 }
 
 /* Are n packed key words equal?  (n is at most AGG_KEYCACHE_KEYS: no call to memcmp) */
@@ -700,6 +732,183 @@ add_general(ApAgg *a, const ApValue *values, bool try_flat)
 	return AP_AGG_ADDED;
 }
 
+/*
+ * The batch path.  Most tuples of a batch belong to a group the key cache
+ * holds whose states need no care: every state has a value, every sum is
+ * at the scale the batch adds and far from the bound.  Such a tuple is
+ * added straight from the flat program's registers: no projection copied
+ * out (batch_row), no undo to prepare (add_simple).  Any other tuple takes
+ * add_simple, which may change a group's readiness; so readiness is found
+ * once per group and epoch, and the epoch moves with every batch and every
+ * tuple that did not take the batch path.
+ *
+ * Far from the bound: a state below 2^100 in magnitude takes a batch's at
+ * most AP_AGG_BATCH_MAX values below 2^63 each and stays below 2^101, far
+ * below 10^38 (fixed_bound), so the adds need no overflow check.
+ */
+#define AGG_BATCH_SAFE_BITS		100
+
+/* Start a new epoch (never 0, the value of an emptied key cache entry). */
+static inline void
+next_epoch(ApAgg *a)
+{
+	if (++a->epoch == 0)
+		a->epoch = 1;
+}
+
+/*
+ * What each spec does to a tuple of the batch of n tuples (bops), and the
+ * scale each sum adds (-1: it adds nothing); false if a sum's values come
+ * at more than one scale (add_simple rescales).
+ */
+static bool
+batch_plan(ApAgg *a, int n)
+{
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		const AggSpec *sp = &a->specs[j];
+		AggBatchOp *op = &a->bops[j];
+		const ApFlatCol *c = sp->arg >= 0 ? &a->fcols[sp->arg] : NULL;
+		bool		nulls = false;
+		int			sc = -1;
+
+		for (int r = 0; c != NULL && r < n; r++)
+		{
+			if (a->fbad[r])
+				continue;
+			if (c->isnull[r])
+			{
+				nulls = true;
+				continue;
+			}
+			if (sp->fn != AP_AGG_SUM || sp->arg_kind != AP_TYPE_NUMERIC)
+				continue;
+			if (sc < 0)
+				sc = c->scale[r];
+			else if (c->scale[r] != sc)
+				return false;
+		}
+		/* an integer sums at scale 0 (simple_arg) */
+		a->sum_scale[j] = (int16_t) (sp->fn == AP_AGG_SUM && sp->arg_kind != AP_TYPE_NUMERIC ?
+									 0 : sc);
+		op->val = c != NULL ? c->i : NULL;
+		op->isnull = c != NULL ? c->isnull : NULL;
+		if (sp->filter >= 0)
+			op->kind = BOP_FILTERED;
+		else if (sp->fn == AP_AGG_COUNT_STAR)
+			op->kind = BOP_COUNT;
+		else if (sp->fn == AP_AGG_COUNT)
+			op->kind = nulls ? BOP_COUNT_NONNULL : BOP_COUNT;
+		else
+			op->kind = nulls ? BOP_SUM_NONNULL : BOP_SUM;
+	}
+	return true;
+}
+
+/* Is entry ce's group ready for the batch path in this epoch?  (see above) */
+static bool
+group_ready(ApAgg *a, AggKeyCacheEntry *ce)
+{
+	const AggGroup *g = ce->g;
+
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		const AggState *s = &g->states[j];
+
+		if (!s->has)
+			return false;
+		if (a->specs[j].fn == AP_AGG_SUM)
+		{
+			ap_i128		hi = s->u.fx.coef >> AGG_BATCH_SAFE_BITS;
+
+			if ((hi != 0 && hi != -1) ||
+				(a->sum_scale[j] >= 0 && s->u.fx.dscale != a->sum_scale[j]))
+				return false;
+		}
+	}
+	ce->ready = a->epoch;
+	return true;
+}
+
+/*
+ * Add tuple r of the batch by the batch path; false (nothing changed) if it
+ * cannot: the caller takes the simple path.  The states change as
+ * add_simple would change them.
+ */
+static bool
+add_batched(ApAgg *a, int r)
+{
+	uint64_t	w[AGG_KEYCACHE_KEYS];
+	uint32_t	nulls = 0;
+	AggKeyCacheEntry *ce;
+	AggGroup   *g;
+
+	if (a->fbad[r])
+		return false;
+	for (int i = 0; i < a->nkeys; i++)
+	{
+		const ApFlatCol *c = &a->fcols[i];
+
+		w[i] = 0;
+		if (c->isnull[r])
+			nulls |= 1u << i;
+		else if (kind_varlena(a->key_kinds[i]))
+		{
+			if (c->len[r] > 7)
+				return false;
+			w[i] = str_key_word(c->p[r], c->len[r]);
+		}
+		else
+			w[i] = int_key_word(a->key_kinds[i], c->i[r]);
+	}
+	ce = keycache_slot(a, w, nulls);
+	if (ce->g == NULL || ce->nulls != nulls || !same_words(ce->w, w, a->nkeys) ||
+		(ce->ready != a->epoch && !group_ready(a, ce)))
+		return false;
+	g = ce->g;
+	for (int j = 0; j < a->nspecs; j++)
+	{
+		const AggBatchOp *op = &a->bops[j];
+		AggState   *s = &g->states[j];
+
+		switch ((AggBatchOpKind) op->kind)
+		{
+			case BOP_COUNT:
+				s->u.i++;
+				break;
+			case BOP_COUNT_NONNULL:
+				s->u.i += !op->isnull[r];
+				break;
+			case BOP_SUM:
+				s->u.fx.coef += op->val[r];
+				break;
+			case BOP_SUM_NONNULL:
+				if (!op->isnull[r])
+					s->u.fx.coef += op->val[r];
+				break;
+			case BOP_FILTERED:
+				{
+					const AggSpec *sp = &a->specs[j];
+					const ApFlatCol *f = &a->fcols[sp->filter];
+
+					/* only TRUE selects the row, as ExecQual (simple_action) */
+					if (f->isnull[r] || f->i[r] == 0)
+						break;
+					if (sp->fn == AP_AGG_COUNT_STAR)
+						s->u.i++;
+					else if (op->isnull[r])
+						break;
+					else if (sp->fn == AP_AGG_COUNT)
+						s->u.i++;
+					else
+						s->u.fx.coef += op->val[r];
+					break;
+				}
+		}
+	}
+	return true;
+}
+
 int
 ap_agg_batch_size(const ApAgg *a)
 {
@@ -710,6 +919,13 @@ void
 ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n)
 {
 	a->batch_ok = a->simple && ap_flat_eval_batch(a->flat, rows, n);
+	a->batch_fast = false;
+	if (a->batch_ok && a->keycache_on)
+	{
+		a->fbad = ap_flat_batch_cols(a->flat, a->fcols);
+		a->batch_fast = batch_plan(a, n);
+		next_epoch(a);
+	}
 	if (a->batch_ok && a->ngroups >= AGG_PREFETCH_GROUPS)
 		prefetch_batch(a, n);
 }
@@ -719,6 +935,16 @@ ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values)
 {
 	if (!a->batch_ok)
 		return ap_agg_add(a, values);
+	if (a->batch_fast)
+	{
+		if (add_batched(a, r))
+		{
+			a->batched++;
+			return AP_AGG_ADDED;
+		}
+		/* what follows may change the groups' readiness */
+		next_epoch(a);
+	}
 	/* the batch's flat program declined this tuple: straight to the tree */
 	if (!ap_flat_batch_row(a->flat, r, a->evals, a->enull, a->fnum))
 		return add_general(a, values, false);

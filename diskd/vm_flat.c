@@ -514,6 +514,22 @@ ap_flat_batch_row(const ApFlat *f, int r, ApVal *out, bool *isnull, ApFlatNum *n
 	return batch_row(f, &f->batch, r, out, isnull, num);
 }
 
+const bool *
+ap_flat_batch_cols(const ApFlat *f, ApFlatCol *cols)
+{
+	for (int j = 0; j < f->nout; j++)
+	{
+		const FlatVec *s = &f->batch.vec[f->out[j]];
+
+		cols[j].i = s->i;
+		cols[j].scale = s->scale;
+		cols[j].isnull = s->isnull;
+		cols[j].p = s->p;
+		cols[j].len = s->len;
+	}
+	return f->batch.bad;
+}
+
 /* A batch of its own: the tree path of one tuple leaves a batch in progress intact. */
 bool
 ap_flat_eval(ApFlat *f, const ApValue *values, ApVal *out, bool *isnull, ApFlatNum *num)

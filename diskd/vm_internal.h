@@ -320,6 +320,24 @@ bool		ap_flat_eval_batch(ApFlat *f, const ApValue *const *rows, int n);
 bool		ap_flat_batch_row(const ApFlat *f, int r, ApVal *out, bool *isnull,
 							  ApFlatNum *num);
 
+/*
+ * The same batch's projections as columns, for a caller that reads a few of
+ * them per tuple (the aggregation's batch path): cols[j] for projection j
+ * (its kind decides which arrays mean something: i and scale for a numeric,
+ * i for an integer-like value, p and len for a string), and the returned
+ * array says which tuples ap_flat_batch_row would decline.  Valid until the
+ * next batch.
+ */
+typedef struct ApFlatCol
+{
+	const int64_t *i;			/* integer value or numeric coefficient */
+	const int16_t *scale;		/* numeric display scale */
+	const bool *isnull;
+	const unsigned char *const *p;	/* string payload */
+	const uint32_t *len;
+} ApFlatCol;
+const bool *ap_flat_batch_cols(const ApFlat *f, ApFlatCol *cols);
+
 /* vm_num.c: int/float/numeric arithmetic, casts, numeric comparison */
 ApEv		ap_vm_arith(int fn, int rkind, const ApVal *a, const ApVal *b, ApVal *out);
 ApEv		ap_vm_neg(int rkind, const ApVal *a, ApVal *out);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../agg.h"
+#include "../agg_internal.h"
 #include "testutil.h"
 
 #define NATTS		4			/* 1 int4 key, 2 int8, 3 numeric, 4 text */
@@ -542,6 +543,170 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 	ap_agg_free(a);
 }
 
+/*
+ * The batch path against the tuple-at-a-time path: the same random tuples
+ * (a few groups, so the key cache holds them; NULLs; numerics at
+ * one scale, but mixed in one group in some batches; now and then a value of
+ * 9e36 in one group, which the flat program declines and which takes its sums
+ * past the batch path's safe range, so that the exact checks decide the
+ * overflows) fed to two aggregations, one by ap_agg_add and one a batch at
+ * a time: every tuple gets the same answer and the shipped groups are the
+ * same bytes.
+ */
+#define DIFF_TUPLES		60000
+#define DIFF_GROUPS		6
+
+typedef struct Shipped
+{
+	unsigned char *bytes;
+	size_t		len;
+	size_t		cap;
+} Shipped;
+
+static int
+on_send_bytes(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroups,
+			  bool memory_flush)
+{
+	Shipped    *sh = arg;
+
+	(void) ngroups;
+	(void) memory_flush;
+	if (sh->len + len > sh->cap)
+	{
+		sh->cap = (sh->len + len) * 2;
+		sh->bytes = realloc(sh->bytes, sh->cap);
+		CHECK(sh->bytes != NULL);
+	}
+	memcpy(sh->bytes + sh->len, rows, len);
+	sh->len += len;
+	return 0;
+}
+
+/* A short-format numeric varlena of coef * 10^-dscale (|coef| < 10^15, dscale <= 4). */
+static uint32_t
+make_scaled(int64_t coef, int dscale, unsigned char *buf)
+{
+	uint64_t	a = (uint64_t) (coef < 0 ? -coef : coef);
+	uint16_t	g[8];
+	int			ng = 0;
+	int			first;
+	int			weight;
+	uint16_t	h;
+	uint32_t	len;
+
+	/* one fractional group: a * 10^(4 - dscale) in base 10000, lowest first */
+	for (int i = dscale; i < 4; i++)
+		a *= 10;
+	while (a > 0)
+	{
+		g[ng++] = (uint16_t) (a % 10000);
+		a /= 10000;
+	}
+	/* g[ng-1] is the most significant; weight of g[k] is k - 1 */
+	first = 0;
+	while (first < ng && g[first] == 0)
+		first++;				/* trailing zero groups are not stored */
+	weight = ng - 2;
+	h = (uint16_t) (0x8000 | (coef < 0 && ng > first ? 0x2000 : 0) | (dscale << 7) |
+					(ng > first ? ((weight < 0 ? 0x40 : 0) | (weight & 0x3F)) : 0));
+	len = 1 + 2 + 2 * (uint32_t) (ng - first);
+	buf[0] = (unsigned char) ((len << 1) | 1);
+	memcpy(buf + 1, &h, 2);
+	for (int k = ng - 1, o = 3; k >= first; k--, o += 2)
+		memcpy(buf + o, &g[k], 2);
+	return len;
+}
+
+static ApAgg *
+compile_diff(void)
+{
+	ActivePg__AggSpec *specs[5];
+
+	/* (a FILTER of a comparison has no flat form: the general path's, tested above) */
+	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
+	specs[1] = spec(AP_AGG_COUNT, AP_TYPE_NUMERIC, var(3), NULL);
+	specs[2] = spec(AP_AGG_SUM, AP_TYPE_NUMERIC, var(3), NULL);
+	specs[3] = spec(AP_AGG_SUM, AP_TYPE_INT8, var(2), NULL);
+	specs[4] = spec(AP_AGG_COUNT, AP_TYPE_INT8, var(2), NULL);
+	return compile_specs(specs, 5, 64u << 20);
+}
+
+static void
+test_batch_path_differential(void)
+{
+	/* each row's values in its own "page": 8 bytes precede every value */
+	static unsigned char store[32][64];
+	static int32_t key[32];
+	static int64_t v8[32];
+	ApAgg	   *one = compile_diff();
+	ApAgg	   *bat = compile_diff();
+	Shipped		s1 = {0},
+				s2 = {0};
+	uint64_t	rng = 12345;
+	int			fallbacks = 0;
+
+	CHECK(ap_agg_batch_size(bat) >= 32);
+	for (int base = 0; base < DIFF_TUPLES;)
+	{
+		ApValue		vals[32][NATTS];
+		const ApValue *rows[32];
+		int			n;
+		bool		mixed;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (int) ((rng >> 33) % 32);
+		mixed = (rng >> 20) % 10 < 3;
+		for (int r = 0; r < n; r++)
+		{
+			unsigned char *num = store[r] + 8;
+			unsigned pick;
+
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			pick = (unsigned) (rng >> 40);
+			key[r] = (int32_t) (pick % DIFF_GROUPS);
+			v8[r] = (int64_t) ((rng >> 8) % 2001) - 1000;
+			vals[r][0] = (ApValue) {(const unsigned char *) &key[r], 4, false};
+			vals[r][1] = (ApValue) {(const unsigned char *) &v8[r], 8, (pick >> 4) % 10 == 0};
+			if ((pick >> 8) % 10 == 0)
+				vals[r][2] = (ApValue) {NULL, 0, true};
+			else if (key[r] == 0 && (pick >> 12) % 100 < 5)
+				vals[r][2] = (ApValue) {num, make_big_numeric(num), false};
+			else
+			{
+				int64_t		c = (int64_t) ((rng >> 3) % 20000001) - 10000000;
+				int			ds = mixed && key[r] == 1 ? (int) ((pick >> 16) % 4) : 2;
+
+				vals[r][2] = (ApValue) {num, make_scaled(c, ds, num), false};
+			}
+			vals[r][3] = (ApValue) {NULL, 0, true};
+			rows[r] = vals[r];
+		}
+		ap_agg_eval_batch(bat, rows, n);
+		for (int r = 0; r < n; r++)
+		{
+			ApAggResult x = ap_agg_add(one, vals[r]);
+			ApAggResult y = ap_agg_add_evaluated(bat, r, vals[r]);
+
+			CHECK_EQ(x, y);
+			if (x == AP_AGG_FALLBACK)
+				fallbacks++;
+		}
+		base += n;
+	}
+	CHECK_EQ(ap_agg_flush(one, false, 8192, on_send_bytes, &s1), 0);
+	CHECK_EQ(ap_agg_flush(bat, false, 8192, on_send_bytes, &s2), 0);
+	CHECK_EQ(s1.len, s2.len);
+	CHECK(s1.len > 0 && memcmp(s1.bytes, s2.bytes, s1.len) == 0);
+	/* the big values overflowed some sums, and most tuples took the batch path */
+	CHECK(fallbacks > 0);
+	CHECK(bat->batched > DIFF_TUPLES / 2);
+	CHECK(bat->batched < DIFF_TUPLES);
+	free(s1.bytes);
+	free(s2.bytes);
+	ap_agg_free(one);
+	ap_agg_free(bat);
+}
+
 int
 main(void)
 {
@@ -620,5 +785,6 @@ main(void)
 
 	test_batched_many_groups(64u << 20, 100000);
 	test_batched_many_groups(512u << 10, 100000);
+	test_batch_path_differential();
 	return TEST_DONE();
 }
