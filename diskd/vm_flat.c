@@ -46,17 +46,20 @@ typedef enum FlatOp
 	FO_CONST,					/* numeric or integer constant */
 	FO_ADD,
 	FO_SUB,
-	FO_MUL
+	FO_MUL,
+	FO_ADDK,					/* a + constant (numeric) */
+	FO_SUBK,					/* a - constant */
+	FO_KSUB						/* constant - a (Q1's 1 - l_discount) */
 } FlatOp;
 
 typedef struct FlatIns
 {
 	uint8_t		op;				/* FlatOp */
 	uint8_t		kind;			/* ApTypeKind of the result */
-	int16_t		a;				/* argument registers (FO_ADD/SUB/MUL) */
+	int16_t		a;				/* argument registers (FO_ADD/SUB/MUL; a: FO_*K) */
 	int16_t		b;
 	int			attno;			/* FO_*COL */
-	int64_t		kcoef;			/* FO_CONST */
+	int64_t		kcoef;			/* FO_CONST, FO_*K */
 	int			kscale;
 } FlatIns;
 
@@ -134,6 +137,29 @@ emit(FlatCompile *fc, const ApNode *n, const FlatIns *in)
 	return f->nins++;
 }
 
+/* A constant node's value as a 64-bit coefficient and scale; false if it has no flat form. */
+static bool
+flat_const(const ApNode *n, int64_t *kcoef, int *kscale)
+{
+	*kcoef = 0;
+	*kscale = 0;
+	if (n->kind != N_CONST || n->konst.isnull || n->kev != AP_EV_VALUE)
+		return false;
+	if (n->type_kind == AP_TYPE_NUMERIC)
+	{
+		if (n->kval.nform != AP_NF_FIXED ||
+			n->kval.u.fx.coef > INT64_MAX || n->kval.u.fx.coef < -INT64_MAX)
+			return false;
+		*kcoef = (int64_t) n->kval.u.fx.coef;
+		*kscale = n->kval.u.fx.dscale;
+		return true;
+	}
+	if (!int_like(n->type_kind))
+		return false;
+	*kcoef = n->kval.u.i;
+	return true;
+}
+
 /* Register holding node n, compiling it (and its arguments) first; -1: no flat form. */
 static int
 flat_node(FlatCompile *fc, const ApNode *n, int depth)
@@ -168,21 +194,9 @@ flat_node(FlatCompile *fc, const ApNode *n, int depth)
 			return emit(fc, n, &in);
 
 		case N_CONST:
-			if (n->konst.isnull || n->kev != AP_EV_VALUE)
+			if (!flat_const(n, &in.kcoef, &in.kscale))
 				return -1;
 			in.op = FO_CONST;
-			if (n->type_kind == AP_TYPE_NUMERIC)
-			{
-				if (n->kval.nform != AP_NF_FIXED ||
-					n->kval.u.fx.coef > INT64_MAX || n->kval.u.fx.coef < -INT64_MAX)
-					return -1;
-				in.kcoef = (int64_t) n->kval.u.fx.coef;
-				in.kscale = n->kval.u.fx.dscale;
-			}
-			else if (int_like(n->type_kind))
-				in.kcoef = n->kval.u.i;
-			else
-				return -1;
 			return emit(fc, n, &in);
 
 		case N_FUNC:
@@ -203,6 +217,30 @@ flat_node(FlatCompile *fc, const ApNode *n, int depth)
 					in.op = FO_MUL;
 				else
 					return -1;
+				/*
+				 * A sum or difference with a constant: the constant at the
+				 * operand's scale is found once per batch, not per tuple.
+				 */
+				if (in.op != FO_MUL && n->args[0]->kind != N_CONST &&
+					n->args[1]->kind == N_CONST &&
+					flat_const(n->args[1], &in.kcoef, &in.kscale))
+				{
+					if ((ra = flat_node(fc, n->args[0], depth + 1)) < 0)
+						return -1;
+					in.op = in.op == FO_ADD ? FO_ADDK : FO_SUBK;
+					in.a = (int16_t) ra;
+					return emit(fc, n, &in);
+				}
+				if (in.op != FO_MUL && n->args[0]->kind == N_CONST &&
+					n->args[1]->kind != N_CONST &&
+					flat_const(n->args[0], &in.kcoef, &in.kscale))
+				{
+					if ((ra = flat_node(fc, n->args[1], depth + 1)) < 0)
+						return -1;
+					in.op = in.op == FO_ADD ? FO_ADDK : FO_KSUB;
+					in.a = (int16_t) ra;
+					return emit(fc, n, &in);
+				}
 				if ((ra = flat_node(fc, n->args[0], depth + 1)) < 0 ||
 					(rb = flat_node(fc, n->args[1], depth + 1)) < 0)
 					return -1;
@@ -404,6 +442,56 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 					if (__builtin_mul_overflow(x->i[r], y->i[r], &d->i[r]) ||
 						d->scale[r] > FLAT_MAX_SCALE)
 						bad[r] |= !d->isnull[r];
+				}
+				break;
+			}
+		case FO_ADDK:
+		case FO_SUBK:
+		case FO_KSUB:
+			{
+				const FlatVec *x = &b->vec[in->a];
+				int16_t		ks = (int16_t) in->kscale;
+				int16_t		cached_scale = -1;	/* the constant aligned to it: */
+				int64_t		cached_k = 0;
+
+				for (int r = 0; r < n; r++)
+				{
+					int64_t		cx,
+								cy;
+					bool		ovf;
+
+					d->isnull[r] = x->isnull[r];
+					if (d->isnull[r])
+					{
+						d->i[r] = 0;
+						d->scale[r] = 0;
+						continue;
+					}
+					if (x->scale[r] == cached_scale)
+					{
+						/* the usual tuple: the column's scale, at or above the constant's */
+						cx = x->i[r];
+						cy = cached_k;
+						d->scale[r] = cached_scale;
+						ovf = false;
+					}
+					else
+					{
+						ovf = !align_scales(x->i[r], x->scale[r], in->kcoef, ks,
+											&cx, &cy, &d->scale[r]);
+						if (!ovf && x->scale[r] >= ks)
+						{
+							cached_scale = x->scale[r];
+							cached_k = cy;
+						}
+					}
+					if (in->op == FO_ADDK)
+						ovf |= __builtin_add_overflow(cx, cy, &d->i[r]);
+					else if (in->op == FO_SUBK)
+						ovf |= __builtin_sub_overflow(cx, cy, &d->i[r]);
+					else
+						ovf |= __builtin_sub_overflow(cy, cx, &d->i[r]);
+					bad[r] |= ovf;
 				}
 				break;
 			}
