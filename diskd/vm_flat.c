@@ -219,25 +219,18 @@ flat_node(FlatCompile *fc, const ApNode *n, int depth)
 					return -1;
 				/*
 				 * A sum or difference with a constant: the constant at the
-				 * operand's scale is found once per batch, not per tuple.
+				 * operand's scale is found once per scale it meets, not per tuple.
 				 */
-				if (in.op != FO_MUL && n->args[0]->kind != N_CONST &&
-					n->args[1]->kind == N_CONST &&
-					flat_const(n->args[1], &in.kcoef, &in.kscale))
+				for (int k = 1; k >= 0 && in.op != FO_MUL; k--)
 				{
-					if ((ra = flat_node(fc, n->args[0], depth + 1)) < 0)
+					const ApNode *x = n->args[1 - k];
+
+					if (x->kind == N_CONST || n->args[k]->kind != N_CONST ||
+						!flat_const(n->args[k], &in.kcoef, &in.kscale))
+						continue;
+					if ((ra = flat_node(fc, x, depth + 1)) < 0)
 						return -1;
-					in.op = in.op == FO_ADD ? FO_ADDK : FO_SUBK;
-					in.a = (int16_t) ra;
-					return emit(fc, n, &in);
-				}
-				if (in.op != FO_MUL && n->args[0]->kind == N_CONST &&
-					n->args[1]->kind != N_CONST &&
-					flat_const(n->args[0], &in.kcoef, &in.kscale))
-				{
-					if ((ra = flat_node(fc, n->args[1], depth + 1)) < 0)
-						return -1;
-					in.op = in.op == FO_ADD ? FO_ADDK : FO_KSUB;
+					in.op = in.op == FO_ADD ? FO_ADDK : k == 1 ? FO_SUBK : FO_KSUB;
 					in.a = (int16_t) ra;
 					return emit(fc, n, &in);
 				}
