@@ -312,9 +312,8 @@ choose_fast_path(ApAgg *a)
 	if (a->keycache_on)
 	{
 		a->fcols = calloc((size_t) a->prog.nexprs, sizeof(ApFlatCol));
-		a->sum_scale = calloc((size_t) a->nspecs + 1, sizeof(int16_t));
 		a->bops = calloc((size_t) a->nspecs + 1, sizeof(AggBatchOp));
-		a->keycache_on = a->fcols != NULL && a->sum_scale != NULL && a->bops != NULL;
+		a->keycache_on = a->fcols != NULL && a->bops != NULL;
 	}
 }
 
@@ -393,7 +392,6 @@ ap_agg_free(ApAgg *a)
 	ap_flat_free(a->flat);
 	free(a->fnum);
 	free(a->fcols);
-	free(a->sum_scale);
 	free(a->bops);
 	free(a->key_kinds);
 	free(a->specs);

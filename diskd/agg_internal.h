@@ -106,13 +106,13 @@ typedef enum AggBatchOpKind
 	BOP_COUNT,					/* count(*), or count(x) of a batch without NULL x */
 	BOP_COUNT_NONNULL,			/* count(x): one more where x is not NULL */
 	BOP_SUM,					/* sum(x) of a batch without NULL x */
-	BOP_SUM_NONNULL,			/* sum(x): x added where it is not NULL */
-	BOP_FILTERED				/* an aggregate with a FILTER: as simple_action says */
+	BOP_SUM_NONNULL				/* sum(x): x added where it is not NULL */
 } AggBatchOpKind;
 
 typedef struct AggBatchOp
 {
 	uint8_t		kind;			/* AggBatchOpKind */
+	int16_t		scale;			/* a sum: the scale it adds in this batch, -1 none */
 	const int64_t *val;			/* the argument's column: values, */
 	const bool *isnull;			/* and NULLs */
 } AggBatchOp;
@@ -136,7 +136,6 @@ struct ApAgg
 	ApFlatCol  *fcols;			/* keycache_on: the registers of the batch */
 	const bool *fbad;			/* tuples the flat program declined */
 	bool		batch_fast;		/* the batch path may take this batch's tuples */
-	int16_t    *sum_scale;		/* per spec: the scale its sum adds in this batch */
 	struct AggBatchOp *bops;	/* per spec: what a tuple of this batch does */
 	uint32_t	epoch;			/* a group's readiness holds for one epoch */
 	uint64_t	batched;		/* tuples the batch path added (for the tests) */

@@ -757,9 +757,11 @@ next_epoch(ApAgg *a)
 }
 
 /*
- * What each spec does to a tuple of the batch of n tuples (bops), and the
- * scale each sum adds (-1: it adds nothing); false if a sum's values come
- * at more than one scale (add_simple rescales).
+ * What each spec does to a tuple of the batch of n tuples (bops), with the
+ * scale each sum adds; false if the batch path cannot take the batch: a
+ * sum's values come at more than one scale (add_simple rescales), or an
+ * aggregate has a FILTER (rare with a flat program: only a boolean column
+ * can be one; add_simple decides those).
  */
 static bool
 batch_plan(ApAgg *a, int n)
@@ -772,6 +774,8 @@ batch_plan(ApAgg *a, int n)
 		bool		nulls = false;
 		int			sc = -1;
 
+		if (sp->filter >= 0)
+			return false;
 		for (int r = 0; c != NULL && r < n; r++)
 		{
 			if (a->fbad[r])
@@ -789,13 +793,10 @@ batch_plan(ApAgg *a, int n)
 				return false;
 		}
 		/* an integer sums at scale 0 (simple_arg) */
-		a->sum_scale[j] = (int16_t) (sp->fn == AP_AGG_SUM && sp->arg_kind != AP_TYPE_NUMERIC ?
-									 0 : sc);
+		op->scale = (int16_t) (sp->fn == AP_AGG_SUM && sp->arg_kind != AP_TYPE_NUMERIC ? 0 : sc);
 		op->val = c != NULL ? c->i : NULL;
 		op->isnull = c != NULL ? c->isnull : NULL;
-		if (sp->filter >= 0)
-			op->kind = BOP_FILTERED;
-		else if (sp->fn == AP_AGG_COUNT_STAR)
+		if (sp->fn == AP_AGG_COUNT_STAR)
 			op->kind = BOP_COUNT;
 		else if (sp->fn == AP_AGG_COUNT)
 			op->kind = nulls ? BOP_COUNT_NONNULL : BOP_COUNT;
@@ -822,7 +823,7 @@ group_ready(ApAgg *a, AggKeyCacheEntry *ce)
 			ap_i128		hi = s->u.fx.coef >> AGG_BATCH_SAFE_BITS;
 
 			if ((hi != 0 && hi != -1) ||
-				(a->sum_scale[j] >= 0 && s->u.fx.dscale != a->sum_scale[j]))
+				(a->bops[j].scale >= 0 && s->u.fx.dscale != a->bops[j].scale))
 				return false;
 		}
 	}
@@ -886,24 +887,6 @@ add_batched(ApAgg *a, int r)
 				if (!op->isnull[r])
 					s->u.fx.coef += op->val[r];
 				break;
-			case BOP_FILTERED:
-				{
-					const AggSpec *sp = &a->specs[j];
-					const ApFlatCol *f = &a->fcols[sp->filter];
-
-					/* only TRUE selects the row, as ExecQual (simple_action) */
-					if (f->isnull[r] || f->i[r] == 0)
-						break;
-					if (sp->fn == AP_AGG_COUNT_STAR)
-						s->u.i++;
-					else if (op->isnull[r])
-						break;
-					else if (sp->fn == AP_AGG_COUNT)
-						s->u.i++;
-					else
-						s->u.fx.coef += op->val[r];
-					break;
-				}
 		}
 	}
 	return true;

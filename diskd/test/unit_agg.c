@@ -17,6 +17,7 @@
 #include "../agg.h"
 #include "../agg_internal.h"
 #include "testutil.h"
+#include "numbuild.h"
 
 #define NATTS		4			/* 1 int4 key, 2 int8, 3 numeric, 4 text */
 #define TEST_GROUPS_MAX	4096
@@ -582,38 +583,13 @@ on_send_bytes(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngrou
 	return 0;
 }
 
-/* A short-format numeric varlena of coef * 10^-dscale (|coef| < 10^15, dscale <= 4). */
+/* A short-format numeric varlena (1-byte header) of coef * 10^-dscale. */
 static uint32_t
 make_scaled(int64_t coef, int dscale, unsigned char *buf)
 {
-	uint64_t	a = (uint64_t) (coef < 0 ? -coef : coef);
-	uint16_t	g[8];
-	int			ng = 0;
-	int			first;
-	int			weight;
-	uint16_t	h;
-	uint32_t	len;
+	uint32_t	len = 1 + (uint32_t) short_numeric(coef, dscale, buf + 1);
 
-	/* one fractional group: a * 10^(4 - dscale) in base 10000, lowest first */
-	for (int i = dscale; i < 4; i++)
-		a *= 10;
-	while (a > 0)
-	{
-		g[ng++] = (uint16_t) (a % 10000);
-		a /= 10000;
-	}
-	/* g[ng-1] is the most significant; weight of g[k] is k - 1 */
-	first = 0;
-	while (first < ng && g[first] == 0)
-		first++;				/* trailing zero groups are not stored */
-	weight = ng - 2;
-	h = (uint16_t) (0x8000 | (coef < 0 && ng > first ? 0x2000 : 0) | (dscale << 7) |
-					(ng > first ? ((weight < 0 ? 0x40 : 0) | (weight & 0x3F)) : 0));
-	len = 1 + 2 + 2 * (uint32_t) (ng - first);
 	buf[0] = (unsigned char) ((len << 1) | 1);
-	memcpy(buf + 1, &h, 2);
-	for (int k = ng - 1, o = 3; k >= first; k--, o += 2)
-		memcpy(buf + o, &g[k], 2);
 	return len;
 }
 
