@@ -85,6 +85,9 @@ encode_state(const AggSpec *sp, const AggState *s, unsigned char *p,
 	}
 }
 
+/* Slots ahead of the current one whose groups ap_agg_flush prefetches. */
+#define AGG_FLUSH_PREFETCH		16
+
 /* Point out_values[] at one group's keys and encoded states (in scratch). */
 static int
 group_values(ApAgg *a, AggGroup *g, unsigned char *scratch)
@@ -163,6 +166,21 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 	{
 		AggGroup   *g = slot_group(a, i);
 
+		/*
+		 * The index is in hash order, the groups in the order they came: each
+		 * group would be a cache miss of its own (TPC-H Q18's 375,000 groups
+		 * per disk), so the groups a few slots ahead are loaded meanwhile.
+		 */
+		if (i + AGG_FLUSH_PREFETCH < a->index_cap)
+		{
+			const unsigned char *ahead = (const unsigned char *) slot_group(a, i + AGG_FLUSH_PREFETCH);
+
+			if (ahead != NULL)
+			{
+				__builtin_prefetch(ahead);
+				__builtin_prefetch(ahead + 64);
+			}
+		}
 		if (g == NULL)
 			continue;
 		group_values(a, g, scratch);
