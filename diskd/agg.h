@@ -6,7 +6,8 @@
  * Use, from the scan (scan_setup.c, scan_page.c, scan_ship.c): ap_agg_compile once per request; for every visible tuple
  * that passes the filter, ap_agg_add; on AP_AGG_FULL ap_agg_flush(memory_flush
  * = true) and ap_agg_add again; at the end ap_agg_flush(false); Done carries
- * ap_agg_stats.  Nothing here allocates per tuple except group storage from
+ * ap_agg_stats.  AP_AGG_FULL also comes early, while the keys come
+ * clustered, so that the host merges while the disk scans (agg_table.c).  Nothing here allocates per tuple except group storage from
  * the budget, and nothing raises an SQL error: whatever cannot be done
  * exactly is AP_AGG_FALLBACK and the tuple goes to the host.
  */
@@ -56,6 +57,7 @@ ApAggResult ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values);
 /* Ship and forget every group; 0 or -1. */
 int			ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes,
 						 ApAggSendFn send, void *arg);
-void		ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes);
+void		ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes,
+						 uint64_t *stream_flushes);
 
 #endif							/* DISKD_AGG_H */

@@ -155,6 +155,8 @@ alloc_agg(const ActivePg__AggProgram *msg, ApAgg *a, char *err, size_t errlen)
 
 	a->nkeys = (int) msg->n_group_keys;
 	a->nspecs = (int) msg->n_aggs;
+	/* grouped tables stream while their keys come clustered (agg_table.c) */
+	a->stream_on = a->nkeys > 0;
 	a->key_kinds = calloc(a->nkeys + 1, 1);
 	a->specs = calloc(a->nspecs + 1, sizeof(AggSpec));
 	a->next = calloc(a->nspecs + 1, sizeof(AggNext));
@@ -404,6 +406,7 @@ ap_agg_free(ApAgg *a)
 	free(a->keybuf);
 	free(a->index);
 	free(a->arena);
+	free(a->stream_bits);
 	free(a);
 }
 

@@ -14,10 +14,12 @@
 
 /* Statistics for Done. */
 void
-ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes)
+ap_agg_stats(const ApAgg *a, uint64_t *groups_shipped, uint64_t *flushes,
+			 uint64_t *stream_flushes)
 {
 	*groups_shipped = a->groups_shipped;
 	*flushes = a->flushes;
+	*stream_flushes = a->stream_flushes;
 }
 
 
@@ -148,6 +150,7 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 	unsigned char *scratch;
 	ApTupleDesc desc;
 	int			rc = 0;
+	bool		early = ap_agg_stream_flush_starts(a);
 
 	if (a->ngroups == 0)
 		return 0;
@@ -183,6 +186,8 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 		}
 		if (g == NULL)
 			continue;
+		if (early)
+			ap_agg_stream_shipped(a, g->hash);
 		group_values(a, g, scratch);
 		if (ap_rowbatch_append(&rows, &desc, a->out_project, desc.natts, a->out_values) < 0)
 		{
@@ -205,7 +210,9 @@ ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes, ApAggSendFn send
 	free(scratch);
 
 	ap_agg_table_clear(a);
-	if (memory_flush)
+	if (early)
+		a->stream_flushes++;
+	else if (memory_flush)
 		a->flushes++;
 	return rc;
 }

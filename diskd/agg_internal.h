@@ -17,6 +17,7 @@
 #define AGG_MAX_BUDGET			((uint64_t) 1 << 35)	/* 32 GB: AggSlot.ref's 16-byte units */
 #define AGG_ALIGN(n)			(((n) + 15) & ~((size_t) 15))
 #define AGG_SIMPLE_SPECS		64	/* specs the simple path takes (bits of a mask) */
+#define AGG_STREAM_GROUPS		16384	/* groups at which a streaming table ships */
 
 /* One AggSpec, compiled. */
 typedef struct AggSpec
@@ -167,6 +168,18 @@ struct ApAgg
 
 	uint64_t	groups_shipped;
 	uint64_t	flushes;
+
+	/*
+	 * Streaming (agg_table.c): while the keys come clustered, the table is
+	 * shipped whenever it holds AGG_STREAM_GROUPS groups.
+	 */
+	bool		stream_on;		/* grouped, and shipped keys do not come back */
+	bool		stream_due;		/* the table is full by that rule, not by memory */
+	uint64_t   *stream_bits;	/* Bloom filter of the keys shipped early, or NULL */
+	uint32_t	stream_marked;	/* keys set in it since it was emptied */
+	uint32_t	stream_new;		/* groups created since the first early flush */
+	uint32_t	stream_again;	/* of them, ones the filter has seen shipped */
+	uint64_t	stream_flushes;
 };
 
 /* Is kind stored as a varlena? */
@@ -226,6 +239,14 @@ void	   *ap_agg_alloc_table(size_t bytes, bool zero);
 
 /* Empty the table after its groups were shipped (agg_table.c). */
 void		ap_agg_table_clear(ApAgg *a);
+
+/*
+ * Streaming (agg_table.c): is the flush starting now an early one (clears
+ * the mark)?  Then every group it ships goes through
+ * ap_agg_stream_shipped, for the check that shipped keys do not come back.
+ */
+bool		ap_agg_stream_flush_starts(ApAgg *a);
+void		ap_agg_stream_shipped(ApAgg *a, uint64_t hash);
 
 /* The group of index slot i, or NULL if the slot is empty. */
 static inline AggGroup *

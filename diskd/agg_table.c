@@ -17,6 +17,88 @@
 /* Groups from which a batch's slots and groups are prefetched (prefetch_batch). */
 #define AGG_PREFETCH_GROUPS		4096
 
+/*
+ * Streaming.  A table in the order of its key (TPC-H lineitem by
+ * l_orderkey, a log by day) gives each group all its rows in one stretch:
+ * a disk holding 375,000 such groups until the end of its scan leaves the
+ * host to merge them all after the disks are done, one core idle.  So while
+ * the keys come clustered the table is shipped whenever it holds
+ * AGG_STREAM_GROUPS groups (an early AP_AGG_FULL): the host merges them
+ * while the disk reads on, and the groups shipped are the same, but for
+ * the one a flush cuts in two.  Whether shipped keys come back is watched
+ * with a Bloom filter of the keys shipped early (emptied after
+ * AGG_STREAM_RESET keys, so it stays sparse: the watch covers the recent
+ * ones): once AGG_STREAM_WATCH groups were created after the first early
+ * flush, streaming stops for the scan if more than one in
+ * AGG_STREAM_AGAIN_RATIO of them had been shipped before.  Keys in no
+ * order thus cost one early flush.
+ */
+#define AGG_STREAM_BITS			((uint32_t) 1 << 21)	/* 256 kB */
+#define AGG_STREAM_RESET		131072
+#define AGG_STREAM_WATCH		1024
+#define AGG_STREAM_AGAIN_RATIO	8
+
+/* The filter's two bits of a key's hash. */
+static inline void
+stream_bits_of(uint64_t hash, uint32_t *b1, uint32_t *b2)
+{
+	*b1 = (uint32_t) hash & (AGG_STREAM_BITS - 1);
+	*b2 = (uint32_t) (hash >> 40) & (AGG_STREAM_BITS - 1);
+}
+
+bool
+ap_agg_stream_flush_starts(ApAgg *a)
+{
+	bool		early = a->stream_due;
+
+	a->stream_due = false;
+	if (early && a->stream_bits == NULL)
+	{
+		a->stream_bits = calloc(AGG_STREAM_BITS / 64, sizeof(uint64_t));
+		if (a->stream_bits == NULL)
+			a->stream_on = false;	/* no watch, no streaming */
+	}
+	return early;
+}
+
+void
+ap_agg_stream_shipped(ApAgg *a, uint64_t hash)
+{
+	uint32_t	b1,
+				b2;
+
+	if (a->stream_bits == NULL)
+		return;
+	if (a->stream_marked == AGG_STREAM_RESET)
+	{
+		memset(a->stream_bits, 0, AGG_STREAM_BITS / 8);
+		a->stream_marked = 0;
+	}
+	stream_bits_of(hash, &b1, &b2);
+	a->stream_bits[b1 >> 6] |= UINT64_C(1) << (b1 & 63);
+	a->stream_bits[b2 >> 6] |= UINT64_C(1) << (b2 & 63);
+	a->stream_marked++;
+}
+
+/*
+ * A new group's key, after the first early flush: was it shipped before?
+ * Stops streaming when too many were.
+ */
+static void
+stream_watch(ApAgg *a, uint64_t hash)
+{
+	uint32_t	b1,
+				b2;
+
+	stream_bits_of(hash, &b1, &b2);
+	a->stream_new++;
+	a->stream_again += ((a->stream_bits[b1 >> 6] >> (b1 & 63)) &
+						(a->stream_bits[b2 >> 6] >> (b2 & 63)) & 1);
+	if (a->stream_new >= AGG_STREAM_WATCH &&
+		a->stream_again * AGG_STREAM_AGAIN_RATIO > a->stream_new)
+		a->stream_on = false;
+}
+
 /* Empty the table after a flush: no groups, the whole budget free again. */
 void
 ap_agg_table_clear(ApAgg *a)
@@ -336,6 +418,17 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
 	AggGroup   *g;
 
 	*r = a->ngroups == 0 ? AP_AGG_FALLBACK : AP_AGG_FULL;
+	if (a->stream_on)
+	{
+		if (a->ngroups >= AGG_STREAM_GROUPS)
+		{
+			/* ship the table now (see "Streaming" above) */
+			a->stream_due = true;
+			return NULL;
+		}
+		if (a->stream_bits != NULL)
+			stream_watch(a, hash);
+	}
 	if ((a->ngroups + 1) * 2 > a->index_cap)
 	{
 		if (!grow_index(a))

@@ -256,7 +256,8 @@ done:
 		ActivePg__Done done = ACTIVE_PG__DONE__INIT;
 
 		if (s->agg != NULL)
-			ap_agg_stats(s->agg, &s->stats.groups_shipped, &s->stats.agg_flushes);
+			ap_agg_stats(s->agg, &s->stats.groups_shipped, &s->stats.agg_flushes,
+						 &s->stats.agg_stream_flushes);
 		if (s->blooms_ok)
 			ap_bloom_report(&s->blooms, &s->stats);
 		done.stats = &s->stats;

@@ -703,6 +703,7 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		ExplainPropertyUInteger("Disk Tuples Aggregated", NULL, t.tuples_passed, es);
 		ExplainPropertyUInteger("Disk Groups Shipped", NULL, t.groups_shipped, es);
 		ExplainPropertyUInteger("Disk Memory Flushes", NULL, t.agg_flushes, es);
+		ExplainPropertyUInteger("Disk Streamed Flushes", NULL, t.agg_stream_flushes, es);
 		ExplainPropertyUInteger("Host Groups Merged", NULL, s->partial_groups, es);
 		ExplainPropertyUInteger("Host Tuples Aggregated", NULL, s->host_tuples, es);
 		ExplainPropertyUInteger("Host Merge Spills", NULL, s->spill_sets, es);
@@ -730,6 +731,8 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 				ExplainPropertyInteger("Disk", NULL, i, es);
 				ExplainPropertyUInteger("Groups Shipped", NULL, s->disk_stats[i].groups_shipped, es);
 				ExplainPropertyUInteger("Memory Flushes", NULL, s->disk_stats[i].agg_flushes, es);
+				ExplainPropertyUInteger("Streamed Flushes", NULL,
+										s->disk_stats[i].agg_stream_flushes, es);
 				ExplainPropertyUInteger("Bytes Shipped", "bytes", s->disk_stats[i].bytes_shipped, es);
 				ExplainPropertyUInteger("Bytes Read", "bytes", s->disk_stats[i].bytes_read, es);
 				ExplainCloseGroup("Disk", NULL, true, es);
@@ -750,8 +753,11 @@ ap_agg_explain_analyze(ApAggState *s, ExplainState *es)
 		for (int i = 0; i < s->stats_ndisks; i++)
 			appendStringInfo(es->str, "%s" UINT64_FORMAT, i > 0 ? ", " : "",
 							 s->disk_stats_valid[i] ? s->disk_stats[i].groups_shipped : 0);
-		appendStringInfo(es->str, " per disk), memory flushes " UINT64_FORMAT "\n",
-						 t.agg_flushes);
+		appendStringInfo(es->str, " per disk), memory flushes " UINT64_FORMAT, t.agg_flushes);
+		/* tables shipped early while their keys came clustered (diskd/agg_table.c) */
+		if (t.agg_stream_flushes > 0)
+			appendStringInfo(es->str, ", streamed flushes " UINT64_FORMAT, t.agg_stream_flushes);
+		appendStringInfoChar(es->str, '\n');
 		ApExplainTextFallback(h, es);
 		ApExplainTextInterconnect(&t, es);
 		ApExplainTextDiskTime(&t, h, es);

@@ -377,6 +377,7 @@ ApAddScanStats(ActivePg__ScanStats *d, const ActivePg__ScanStats *st)
 	d->units_done += st->units_done;
 	d->groups_shipped += st->groups_shipped;
 	d->agg_flushes += st->agg_flushes;
+	d->agg_stream_flushes += st->agg_stream_flushes;
 	d->bloom_tested += st->bloom_tested;
 	d->bloom_dropped += st->bloom_dropped;
 	d->throttle_us += st->throttle_us;

@@ -332,6 +332,23 @@ SELECT ap_analyze_count('SELECT k, count(*), sum(a) AS sa, sum(b) AS sb FROM big
 RESET active_pg.force_pushdown;
 DROP TABLE big_s;
 
+-- a table in the order of its key streams: each disk ships its table early
+-- whenever it holds 16,384 groups (diskd/agg_table.c), each group once but
+-- for the few a stripe unit's edge cuts in two; keys in no order come back
+-- after each disk's first early flush, which ends the streaming
+CREATE TABLE st (k int, v numeric, s int);
+INSERT INTO st SELECT g / 2, g % 100, (g * 7919) % 30000 FROM generate_series(0, 199999) g;
+ANALYZE st;
+SELECT ap_check('SELECT k, count(*), sum(v) FROM st GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT s, count(*), sum(v) FROM st GROUP BY s', true, 'ActiveAgg');
+SET active_pg.force_pushdown = on;
+SELECT ap_analyze_count('SELECT k, count(*), sum(v) FROM st GROUP BY k', 'Disk Streamed Flushes') >= 4 AS streamed,
+	   ap_analyze_count('SELECT k, count(*), sum(v) FROM st GROUP BY k', 'Disk Groups Shipped') < 100100 AS once,
+	   ap_analyze_count('SELECT k, count(*), sum(v) FROM st GROUP BY k', 'Disk Memory Flushes') AS memory_flushes;
+SELECT ap_analyze_count('SELECT s, count(*), sum(v) FROM st GROUP BY s', 'Disk Streamed Flushes') AS streamed_scattered;
+RESET active_pg.force_pushdown;
+DROP TABLE st;
+
 -- prepared statements: Params shipped as constants, host mode under SERIALIZABLE
 SET active_pg.force_pushdown = on;
 PREPARE pa(int) AS SELECT k, count(*), sum(i4) FROM ag WHERE i4 > $1 GROUP BY k ORDER BY k;

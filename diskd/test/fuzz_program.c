@@ -619,7 +619,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 	ApRowBatchBuf	rb;
 	int			need = prog != NULL ? prog->max_attno : 0;
 	int			nb = 0;
-	uint64_t	stats[2];
+	uint64_t	stats[3];
 
 	bs = bs != NULL && bs->nfilters > 0 ? bs : NULL;
 	need = bs != NULL && bs->max_attno > need ? bs->max_attno : need;
@@ -706,7 +706,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 	if (agg != NULL)
 	{
 		EXPECT(ap_agg_flush(agg, false, agg_batch, on_partial, &agg_groups) == 0);
-		ap_agg_stats(agg, &stats[0], &stats[1]);
+		ap_agg_stats(agg, &stats[0], &stats[1], &stats[2]);
 		EXPECT(stats[0] == agg_groups);
 	}
 	ap_rowbatch_free(&rb);

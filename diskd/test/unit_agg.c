@@ -428,7 +428,12 @@ check_totals(int ntuples, int ngroups, int skip)
  * evaluated together, then added one by one; from AGG_PREFETCH_GROUPS
  * groups on, their slots and groups prefetched first): GROUP BY int4 with
  * count(*) and sum(int8), against totals computed directly, with a roomy
- * table and with one small enough to flush in the middle of batches.
+ * table and with one small enough to flush in the middle of batches.  The
+ * keys come scattered (each of the MANY_GROUPS keys again every MANY_GROUPS
+ * tuples) or clustered (in order, five tuples each): a roomy table streams
+ * the clustered keys (an early flush at AGG_STREAM_GROUPS groups, nothing
+ * shipped twice) and stops streaming the scattered ones after one early
+ * flush, when its keys come back.
  */
 #define MANY_GROUPS		20000
 static int64_t many_count[MANY_GROUPS];
@@ -472,8 +477,17 @@ on_send_many(void *arg, const unsigned char *rows, uint32_t len, uint32_t ngroup
 	return 0;
 }
 
+/* Tuple i's key. */
+static int32_t
+many_key(int i, int ntuples, bool clustered)
+{
+	if (clustered)
+		return (int32_t) ((int64_t) i * MANY_GROUPS / ntuples);
+	return (int32_t) (((uint32_t) i * 7919u) % MANY_GROUPS);
+}
+
 static void
-test_batched_many_groups(uint64_t budget, int ntuples)
+test_batched_many_groups(uint64_t budget, int ntuples, bool clustered)
 {
 	ActivePg__AggSpec *specs[2];
 	ApAgg	   *a;
@@ -482,7 +496,8 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 	ApValue		vals[32][NATTS];
 	const ApValue *rows[32];
 	uint64_t	shipped,
-				flushes;
+				flushes,
+				streamed;
 
 	specs[0] = spec(AP_AGG_COUNT_STAR, AP_TYPE_OTHER, NULL, NULL);
 	specs[1] = spec(AP_AGG_SUM, AP_TYPE_INT8, var(2), NULL);
@@ -498,8 +513,7 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 		{
 			int			i = base + r;
 
-			/* keys in a scattered order, so consecutive rows hit different groups */
-			key[r] = (int32_t) (((uint32_t) i * 7919u) % MANY_GROUPS);
+			key[r] = many_key(i, ntuples, clustered);
 			v8[r] = (i % 3 == 0) ? -i : i;
 			vals[r][0] = (ApValue) {(const unsigned char *) &key[r], 4, false};
 			vals[r][1] = (ApValue) {(const unsigned char *) &v8[r], 8, false};
@@ -523,7 +537,7 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 	/* take the expected totals off what came back: every group ends at zero */
 	for (int i = 0; i < ntuples; i++)
 	{
-		int32_t		g = (int32_t) (((uint32_t) i * 7919u) % MANY_GROUPS);
+		int32_t		g = many_key(i, ntuples, clustered);
 
 		many_count[g]--;
 		many_sum[g] -= (i % 3 == 0) ? -i : i;
@@ -533,11 +547,13 @@ test_batched_many_groups(uint64_t budget, int ntuples)
 		CHECK_EQ(many_count[g], 0);
 		CHECK_EQ(many_sum[g], 0);
 	}
-	ap_agg_stats(a, &shipped, &flushes);
+	ap_agg_stats(a, &shipped, &flushes, &streamed);
 	if (budget >= (64u << 20))
 	{
-		CHECK_EQ(shipped, MANY_GROUPS);
 		CHECK_EQ(flushes, 0);
+		CHECK_EQ(streamed, 1);
+		/* scattered: the early flush's groups came back, each once more */
+		CHECK_EQ(shipped, clustered ? MANY_GROUPS : MANY_GROUPS + AGG_STREAM_GROUPS);
 	}
 	else
 		CHECK(flushes > 0);
@@ -700,11 +716,13 @@ main(void)
 	CHECK_EQ(flush_frames, 0);
 	{
 		uint64_t	shipped,
-					flushes;
+					flushes,
+					streamed;
 
-		ap_agg_stats(a, &shipped, &flushes);
+		ap_agg_stats(a, &shipped, &flushes, &streamed);
 		CHECK_EQ(shipped, 100);
 		CHECK_EQ(flushes, 0);
+		CHECK_EQ(streamed, 0);
 	}
 	ap_agg_free(a);
 
@@ -717,11 +735,13 @@ main(void)
 	CHECK(flush_frames > 5);
 	{
 		uint64_t	shipped,
-					flushes;
+					flushes,
+					streamed;
 
-		ap_agg_stats(a, &shipped, &flushes);
+		ap_agg_stats(a, &shipped, &flushes, &streamed);
 		CHECK(flushes > 5);
 		CHECK(shipped > 3000);
+		CHECK_EQ(streamed, 0);
 	}
 	ap_agg_free(a);
 
@@ -759,8 +779,10 @@ main(void)
 	}
 	ap_agg_free(a);
 
-	test_batched_many_groups(64u << 20, 100000);
-	test_batched_many_groups(512u << 10, 100000);
+	test_batched_many_groups(64u << 20, 100000, false);
+	test_batched_many_groups(64u << 20, 100000, true);
+	test_batched_many_groups(512u << 10, 100000, false);
+	test_batched_many_groups(512u << 10, 100000, true);
 	test_batch_path_differential();
 	return TEST_DONE();
 }
