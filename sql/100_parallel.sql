@@ -235,6 +235,32 @@ RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT count(*), sum(amount) FROM pt WHERE k < 50');
 RESET active_pg.enable_parallel;
 
+-- a scan whose shipped rows the host handles slower than the disks produce
+-- them is offered only as the partial path when workers are allowed: the
+-- serial plan over it (cheaper in PostgreSQL's costs) would leave the
+-- rows and the join's probes to one process (planner.c, ap_host_bound).
+-- The model's constants make the disks fast and the host slow on this
+-- small table; with PostgreSQL's own parallel costs
+SET active_pg.disk_scan_ns_per_byte = 0.01;
+SET active_pg.disk_start_ms = 0.001;
+SET active_pg.host_scan_ns_per_byte = 50;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+EXPLAIN (COSTS OFF) SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k;
+SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 WHERE pd.k < 5 GROUP BY pd.k ORDER BY 1;
+SET active_pg.enable = off;
+SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 WHERE pd.k < 5 GROUP BY pd.k ORDER BY 1;
+RESET active_pg.enable;
+-- serially the same scan runs as the plain ActiveScan
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF) SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+RESET active_pg.disk_scan_ns_per_byte;
+RESET active_pg.disk_start_ms;
+RESET active_pg.host_scan_ns_per_byte;
+
 DROP TABLE pp;
 DROP TABLE pt;
 DROP TABLE pd;
