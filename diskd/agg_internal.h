@@ -177,8 +177,8 @@ struct ApAgg
 	bool		stream_due;		/* the table is full by that rule, not by memory */
 	uint64_t   *stream_bits;	/* Bloom filter of the keys shipped early, or NULL */
 	uint32_t	stream_marked;	/* keys set in it since it was emptied */
-	uint32_t	stream_new;		/* groups created since the first early flush */
-	uint32_t	stream_again;	/* of them, ones the filter has seen shipped */
+	uint64_t	stream_new;		/* groups created since the first early flush */
+	uint64_t	stream_again;	/* of them, ones the filter has seen shipped */
 	uint64_t	stream_flushes;
 };
 
