@@ -418,16 +418,11 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
 	AggGroup   *g;
 
 	*r = a->ngroups == 0 ? AP_AGG_FALLBACK : AP_AGG_FULL;
-	if (a->stream_on)
+	if (a->stream_on && a->ngroups >= AGG_STREAM_GROUPS)
 	{
-		if (a->ngroups >= AGG_STREAM_GROUPS)
-		{
-			/* ship the table now (see "Streaming" above) */
-			a->stream_due = true;
-			return NULL;
-		}
-		if (a->stream_bits != NULL)
-			stream_watch(a, hash);
+		/* ship the table now (see "Streaming" above) */
+		a->stream_due = true;
+		return NULL;
 	}
 	if ((a->ngroups + 1) * 2 > a->index_cap)
 	{
@@ -445,6 +440,9 @@ new_group(ApAgg *a, uint32_t slot, uint64_t hash, size_t keylen, size_t var_need
 	a->index[slot].tag = (uint32_t) (hash >> 32);
 	a->index[slot].ref = (uint32_t) (((unsigned char *) g - a->arena) / AGG_ALIGN(1)) + 1;
 	a->ngroups++;
+	/* a group made, not one a full table retries: watched once */
+	if (a->stream_on && a->stream_bits != NULL)
+		stream_watch(a, hash);
 	return g;
 }
 

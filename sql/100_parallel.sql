@@ -243,31 +243,19 @@ RESET active_pg.enable_parallel;
 -- small table; with PostgreSQL's own parallel costs
 -- (the join above it is PostgreSQL's choice: a Parallel Hash Left Join on
 -- 15, a Parallel Hash Right Join on 18, so only the scan's kind is shown)
-CREATE FUNCTION pt_scan_kinds(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	kinds text := '';
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF line ~ 'Custom Scan \(ActiveScan\) on pt' THEN
-			kinds := kinds || CASE WHEN line ~ 'Parallel Custom Scan' THEN 'partial' ELSE 'serial' END;
-		END IF;
-	END LOOP;
-	RETURN kinds;
-END $$;
 SET active_pg.disk_scan_ns_per_byte = 0.01;
 SET active_pg.disk_start_ms = 0.001;
 SET active_pg.host_scan_ns_per_byte = 50;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
-SELECT pt_scan_kinds('SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k');
+SELECT scan_node(par_explain('SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k')->0->'Plan')->>'Parallel Aware' AS parallel_aware;
 SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 WHERE pd.k < 5 GROUP BY pd.k ORDER BY 1;
 SET active_pg.enable = off;
 SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 WHERE pd.k < 5 GROUP BY pd.k ORDER BY 1;
 RESET active_pg.enable;
 -- serially the same scan runs as the plain ActiveScan
 SET max_parallel_workers_per_gather = 0;
-SELECT pt_scan_kinds('SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k');
+SELECT scan_node(par_explain('SELECT pd.k, count(pt.id) FROM pd LEFT JOIN pt ON pt.k = pd.k AND pt.amount > 1 GROUP BY pd.k')->0->'Plan')->>'Parallel Aware' AS parallel_aware;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -279,5 +267,4 @@ DROP TABLE pp;
 DROP TABLE pt;
 DROP TABLE pd;
 DROP FUNCTION scan_node(jsonb);
-DROP FUNCTION pt_scan_kinds(text);
 DROP FUNCTION par_explain(text);
