@@ -669,10 +669,24 @@ ap_program_filter(const ApProgram *prog, const ApValue *values)
 {
 	ApEvalCtx	cx;
 
-	if (prog->filter == NULL || prog->filter->root == NULL)
+	const ApNode *root;
+
+	if (prog->filter == NULL || (root = prog->filter->root) == NULL)
 		return AP_TRUE;
+	/*
+	 * One comparison of a fixed-width column with a constant (Q1's
+	 * l_shipdate <= ...): eval_fast reads nothing but the values, so the
+	 * arena and memo need no new epoch for it.
+	 */
+	if (root->kind == N_OP &&
+		(root->fast == FC_INT || root->fast == FC_DATE_TS || root->fast == FC_FLOAT ||
+		 root->fast == FC_INT_COLS))
+	{
+		cx.values = values;
+		return eval_fast(root, &cx);
+	}
 	ctx_init(prog, values, &cx);
-	return eval_bool(prog->filter->root, &cx);
+	return eval_bool(root, &cx);
 }
 
 /* Write a varlena with a 4-byte header into the arena. */

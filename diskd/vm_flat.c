@@ -80,7 +80,8 @@ typedef struct FlatVec
  * gives the length: equal keys are equal bytes) and its decoding.  Only
  * values that decode are kept.
  */
-#define FLAT_NUMCACHE		64	/* entries per column, a power of 2 */
+#define FLAT_NUMCACHE_BITS	7
+#define FLAT_NUMCACHE		(1 << FLAT_NUMCACHE_BITS)	/* entries per column */
 
 typedef struct FlatNumCacheEntry
 {
@@ -345,7 +346,7 @@ num_value(FlatNumCacheEntry *cache, const ApValue *v, int64_t *c, int *ds)
 
 		memcpy(&w, v->ptr + v->len - 8, sizeof(w));
 		key = w >> (64 - 8 * v->len);
-		e = &cache[(key * UINT64_C(0x9E3779B97F4A7C15)) >> 58];
+		e = &cache[(key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - FLAT_NUMCACHE_BITS)];
 		if (e->key == key)
 		{
 			*c = e->coef;

@@ -291,7 +291,7 @@ test_random(void)
 			int64_t		v[NATTS];
 			bool		plain;
 			uint32_t	len = build_tuple(buf, &plain, v);
-			ApTupleHeader hdr;
+			ApTupleHeader hdr = {0};
 			bool		rejects;
 			bool		lead_rejects = false;
 			bool		in_domains = true;
