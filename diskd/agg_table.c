@@ -863,11 +863,19 @@ batch_plan(ApAgg *a, int n)
 		AggBatchOp *op = &a->bops[j];
 		const ApFlatCol *c = sp->arg >= 0 ? &a->fcols[sp->arg] : NULL;
 		bool		nulls = false;
+		bool		known = false;
 		int			sc = -1;
 
 		if (sp->filter >= 0)
 			return false;
-		for (int r = 0; c != NULL && r < n; r++)
+		/* the register may say it: no NULL, one scale (vm_flat.c) */
+		if (c != NULL && !c->anynull && c->uscale >= 0)
+		{
+			if (sp->fn == AP_AGG_SUM && sp->arg_kind == AP_TYPE_NUMERIC)
+				sc = c->uscale;
+			known = true;
+		}
+		for (int r = 0; c != NULL && !known && r < n; r++)
 		{
 			if (a->fbad[r])
 				continue;

@@ -29,6 +29,7 @@
  *    registers of its own, so a tuple the aggregation evaluates alone
  *    leaves the batch in progress intact.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,16 @@ typedef struct FlatIns
 	int			kscale;
 } FlatIns;
 
-/* A register over a batch: the values of AP_FLAT_BATCH tuples. */
+/*
+ * A register over a batch: the values of AP_FLAT_BATCH tuples.  Its NULL
+ * flags and numeric scales are read through nul and sc: the register's own
+ * arrays, or, when the batch has no NULL there (uniform_zero) and every
+ * scale is the same (uniform_scale[s]), shared constant arrays.  Columns
+ * declared numeric(p,s) NOT NULL, and every + - * of them, are such
+ * registers, and their instructions then run without per-tuple NULL and
+ * scale work: one scale for the batch, one overflow check per tuple.
+ * Tuples marked bad hold nothing of use, and do not count.
+ */
 typedef struct FlatVec
 {
 	int64_t		i[AP_FLAT_BATCH];	/* integer value or numeric coefficient */
@@ -71,7 +81,34 @@ typedef struct FlatVec
 	uint32_t	len[AP_FLAT_BATCH];
 	int16_t		scale[AP_FLAT_BATCH];	/* numeric display scale */
 	bool		isnull[AP_FLAT_BATCH];
+	const int16_t *sc;			/* scale[] or uniform_scale[uscale] */
+	const bool *nul;			/* isnull[] or uniform_zero */
+	int16_t		uscale;			/* the batch's one scale, or -1 */
+	bool		anynull;
 } FlatVec;
+
+/* The shared arrays of a register without NULLs, and of one scale. */
+static const bool uniform_zero[AP_FLAT_BATCH];
+static int16_t uniform_scale[FLAT_MAX_SCALE + 1][AP_FLAT_BATCH];
+static pthread_once_t uniform_once = PTHREAD_ONCE_INIT;
+
+static void
+uniform_init(void)
+{
+	for (int sc = 0; sc <= FLAT_MAX_SCALE; sc++)
+		for (int r = 0; r < AP_FLAT_BATCH; r++)
+			uniform_scale[sc][r] = (int16_t) sc;
+}
+
+/* Point d's views at what run_ins found: uniform scale us (or -1), any NULL. */
+static inline void
+set_views(FlatVec *d, int us, bool anynull)
+{
+	d->anynull = anynull;
+	d->nul = anynull ? d->isnull : uniform_zero;
+	d->uscale = (int16_t) (us >= 0 && us <= FLAT_MAX_SCALE ? us : -1);
+	d->sc = d->uscale >= 0 ? uniform_scale[d->uscale] : d->scale;
+}
 
 /*
  * Decoded numerics by their stored bytes, for the short values of a column
@@ -256,6 +293,7 @@ ap_flat_compile(const ApProgram *prog)
 
 	if (prog->nexprs <= 0 || prog->nexprs > FLAT_MAX_INS)
 		return NULL;
+	(void) pthread_once(&uniform_once, uniform_init);
 	f = calloc(1, sizeof(ApFlat));
 	if (f == NULL)
 		return NULL;
@@ -379,43 +417,71 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 	switch ((FlatOp) in->op)
 	{
 		case FO_NUMCOL:
-			for (int r = 0; r < n; r++)
 			{
-				const ApValue *v = &rows[r][in->attno - 1];
-				int64_t		c = 0;
-				int			ds = 0;
+				bool		anynull = false;
+				int			us = -1;
+				bool		varies = false;
 
-				/* NULL and bad values read as 0: defined inputs for the arithmetic */
-				d->isnull[r] = v->isnull;
-				if (!v->isnull && !num_value(b->numcache + (size_t) i * FLAT_NUMCACHE, v, &c, &ds))
+				for (int r = 0; r < n; r++)
 				{
-					bad[r] = true;
-					c = 0;
-					ds = 0;
+					const ApValue *v = &rows[r][in->attno - 1];
+					int64_t		c = 0;
+					int			ds = 0;
+
+					/* NULL and bad values read as 0: defined inputs for the arithmetic */
+					d->isnull[r] = v->isnull;
+					anynull |= v->isnull;
+					if (!v->isnull)
+					{
+						if (num_value(b->numcache + (size_t) i * FLAT_NUMCACHE, v, &c, &ds))
+						{
+							varies |= us >= 0 && ds != us;
+							us = ds;
+						}
+						else
+						{
+							bad[r] = true;
+							c = 0;
+							ds = 0;
+						}
+					}
+					d->i[r] = c;
+					d->scale[r] = (int16_t) ds;
 				}
-				d->i[r] = c;
-				d->scale[r] = (int16_t) ds;
+				set_views(d, varies ? -1 : us, anynull);
+				break;
 			}
-			break;
 		case FO_INTCOL:
-			for (int r = 0; r < n; r++)
 			{
-				const ApValue *v = &rows[r][in->attno - 1];
+				bool		anynull = false;
 
-				d->isnull[r] = v->isnull;
-				d->i[r] = v->isnull ? 0 : ap_int_datum(in->kind, v->ptr);
+				for (int r = 0; r < n; r++)
+				{
+					const ApValue *v = &rows[r][in->attno - 1];
+
+					d->isnull[r] = v->isnull;
+					anynull |= v->isnull;
+					d->i[r] = v->isnull ? 0 : ap_int_datum(in->kind, v->ptr);
+				}
+				set_views(d, 0, anynull);
+				break;
 			}
-			break;
 		case FO_STRCOL:
-			for (int r = 0; r < n; r++)
 			{
-				const ApValue *v = &rows[r][in->attno - 1];
+				bool		anynull = false;
 
-				d->isnull[r] = v->isnull;
-				if (!v->isnull && !str_payload(v->ptr, &d->p[r], &d->len[r]))
-					bad[r] = true;
+				for (int r = 0; r < n; r++)
+				{
+					const ApValue *v = &rows[r][in->attno - 1];
+
+					d->isnull[r] = v->isnull;
+					anynull |= v->isnull;
+					if (!v->isnull && !str_payload(v->ptr, &d->p[r], &d->len[r]))
+						bad[r] = true;
+				}
+				set_views(d, 0, anynull);
+				break;
 			}
-			break;
 		case FO_CONST:
 			for (int r = 0; r < n; r++)
 			{
@@ -423,20 +489,31 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 				d->scale[r] = (int16_t) in->kscale;
 				d->isnull[r] = false;
 			}
+			set_views(d, in->kscale, false);
 			break;
 		case FO_MUL:
 			{
 				const FlatVec *x = &b->vec[in->a];
 				const FlatVec *y = &b->vec[in->b];
 
+				if (!x->anynull && !y->anynull && x->uscale >= 0 && y->uscale >= 0 &&
+					x->uscale + y->uscale <= FLAT_MAX_SCALE)
+				{
+					/* no NULL, one scale: the product's is their sum */
+					for (int r = 0; r < n; r++)
+						bad[r] |= __builtin_mul_overflow(x->i[r], y->i[r], &d->i[r]);
+					set_views(d, x->uscale + y->uscale, false);
+					break;
+				}
 				for (int r = 0; r < n; r++)
 				{
-					d->isnull[r] = x->isnull[r] | y->isnull[r];
-					d->scale[r] = (int16_t) (x->scale[r] + y->scale[r]);
+					d->isnull[r] = x->nul[r] | y->nul[r];
+					d->scale[r] = (int16_t) (x->sc[r] + y->sc[r]);
 					if (__builtin_mul_overflow(x->i[r], y->i[r], &d->i[r]) ||
 						d->scale[r] > FLAT_MAX_SCALE)
 						bad[r] |= !d->isnull[r];
 				}
+				set_views(d, -1, true);
 				break;
 			}
 		case FO_ADDK:
@@ -448,20 +525,45 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 				int16_t		cached_scale = -1;	/* the constant aligned to it: */
 				int64_t		cached_k = 0;
 
+				if (!x->anynull && x->uscale >= ks)
+				{
+					int64_t		k;
+					int16_t		dsc;
+					int64_t		unused;
+
+					/* no NULL, one scale at or above the constant's: aligned once */
+					if (align_scales(0, x->uscale, in->kcoef, ks, &unused, &k, &dsc))
+					{
+						for (int r = 0; r < n; r++)
+						{
+							bool		ovf;
+
+							if (in->op == FO_ADDK)
+								ovf = __builtin_add_overflow(x->i[r], k, &d->i[r]);
+							else if (in->op == FO_SUBK)
+								ovf = __builtin_sub_overflow(x->i[r], k, &d->i[r]);
+							else
+								ovf = __builtin_sub_overflow(k, x->i[r], &d->i[r]);
+							bad[r] |= ovf;
+						}
+						set_views(d, dsc, false);
+						break;
+					}
+				}
 				for (int r = 0; r < n; r++)
 				{
 					int64_t		cx,
 								cy;
 					bool		ovf;
 
-					d->isnull[r] = x->isnull[r];
+					d->isnull[r] = x->nul[r];
 					if (d->isnull[r])
 					{
 						d->i[r] = 0;
 						d->scale[r] = 0;
 						continue;
 					}
-					if (x->scale[r] == cached_scale)
+					if (x->sc[r] == cached_scale)
 					{
 						/* the usual tuple: the column's scale, at or above the constant's */
 						cx = x->i[r];
@@ -471,11 +573,11 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 					}
 					else
 					{
-						ovf = !align_scales(x->i[r], x->scale[r], in->kcoef, ks,
+						ovf = !align_scales(x->i[r], x->sc[r], in->kcoef, ks,
 											&cx, &cy, &d->scale[r]);
-						if (!ovf && x->scale[r] >= ks)
+						if (!ovf && x->sc[r] >= ks)
 						{
-							cached_scale = x->scale[r];
+							cached_scale = x->sc[r];
 							cached_k = cy;
 						}
 					}
@@ -487,6 +589,7 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 						ovf |= __builtin_sub_overflow(cy, cx, &d->i[r]);
 					bad[r] |= ovf;
 				}
+				set_views(d, -1, true);
 				break;
 			}
 		case FO_ADD:
@@ -496,25 +599,35 @@ run_ins(FlatBatch *b, const FlatIns *in, int i, const ApValue *const *rows, int 
 				const FlatVec *y = &b->vec[in->b];
 				bool		add = in->op == FO_ADD;
 
+				if (!x->anynull && !y->anynull && x->uscale >= 0 && x->uscale == y->uscale)
+				{
+					/* no NULL, both at the same one scale: nothing to align */
+					for (int r = 0; r < n; r++)
+						bad[r] |= add ? __builtin_add_overflow(x->i[r], y->i[r], &d->i[r]) :
+							__builtin_sub_overflow(x->i[r], y->i[r], &d->i[r]);
+					set_views(d, x->uscale, false);
+					break;
+				}
 				for (int r = 0; r < n; r++)
 				{
 					int64_t		cx,
 								cy;
 					bool		ovf;
 
-					d->isnull[r] = x->isnull[r] | y->isnull[r];
+					d->isnull[r] = x->nul[r] | y->nul[r];
 					if (d->isnull[r])
 					{
 						d->i[r] = 0;
 						d->scale[r] = 0;
 						continue;
 					}
-					ovf = !align_scales(x->i[r], x->scale[r], y->i[r], y->scale[r],
+					ovf = !align_scales(x->i[r], x->sc[r], y->i[r], y->sc[r],
 										&cx, &cy, &d->scale[r]);
 					ovf |= add ? __builtin_add_overflow(cx, cy, &d->i[r]) :
 						__builtin_sub_overflow(cx, cy, &d->i[r]);
 					bad[r] |= ovf;
 				}
+				set_views(d, -1, true);
 				break;
 			}
 	}
@@ -558,20 +671,20 @@ batch_row(const ApFlat *f, const FlatBatch *b, int r, ApVal *out, bool *isnull,
 		ApVal	   *o = &out[j];
 
 		o->kind = f->out_kind[j];
-		isnull[j] = s->isnull[r];
-		if (s->isnull[r])
+		isnull[j] = s->nul[r];
+		if (s->nul[r])
 			continue;
 		if (o->kind == AP_TYPE_NUMERIC && num != NULL)
 		{
 			num[j].coef = s->i[r];
-			num[j].dscale = s->scale[r];
+			num[j].dscale = s->sc[r];
 		}
 		else if (o->kind == AP_TYPE_NUMERIC)
 		{
 			o->nform = AP_NF_FIXED;
 			o->special = 0;
 			o->u.fx.coef = (ap_i128) s->i[r];
-			o->u.fx.dscale = s->scale[r];
+			o->u.fx.dscale = s->sc[r];
 		}
 		else if (AP_IS_STR_KIND(o->kind))
 		{
@@ -604,8 +717,10 @@ ap_flat_batch_cols(const ApFlat *f, ApFlatCol *cols)
 		const FlatVec *s = &f->batch.vec[f->out[j]];
 
 		cols[j].i = s->i;
-		cols[j].scale = s->scale;
-		cols[j].isnull = s->isnull;
+		cols[j].scale = s->sc;
+		cols[j].isnull = s->nul;
+		cols[j].uscale = s->uscale;
+		cols[j].anynull = s->anynull;
 		cols[j].p = s->p;
 		cols[j].len = s->len;
 	}

@@ -335,6 +335,8 @@ typedef struct ApFlatCol
 	const bool *isnull;
 	const unsigned char *const *p;	/* string payload */
 	const uint32_t *len;
+	int16_t		uscale;			/* every good tuple's scale, or -1: see scale[] */
+	bool		anynull;		/* false: isnull[] is all false */
 } ApFlatCol;
 const bool *ap_flat_batch_cols(const ApFlat *f, ApFlatCol *cols);
 

@@ -55,16 +55,22 @@ rnd(void)
 
 
 /* A random stored numeric (1-byte varlena header) into column c. */
+/*
+ * A random stored numeric into column c; at scale `at` and never NULL if
+ * at >= 0 (a numeric(p,s) NOT NULL column), else at any scale.
+ */
 static void
-random_numeric(int c)
+random_numeric_at(int c, int at)
 {
 	unsigned char *p = store[c];
-	int			dscale = (int) (rnd() % 5);
+	int			dscale = at >= 0 ? at : (int) (rnd() % 5);
 	int			shape = (int) (rnd() % 16);
 	__int128	coef;
 	size_t		n;
 
 	vals[c].isnull = false;
+	if (shape == 0 && at >= 0)
+		shape = 5;
 	if (shape == 0)
 	{
 		vals[c].isnull = true;
@@ -85,6 +91,12 @@ random_numeric(int c)
 	p[0] = (unsigned char) (((n + 1) << 1) | 1);
 	vals[c].ptr = p;
 	vals[c].len = (uint32_t) n + 1;
+}
+
+static void
+random_numeric(int c)
+{
+	random_numeric_at(c, -1);
 }
 
 /* A numeric constant expression (4-byte varlena datum). */
@@ -248,7 +260,8 @@ test_batches(void)
 	static ApValue bvals[AP_FLAT_BATCH][NCOLS];
 	const ApValue *rows[AP_FLAT_BATCH];
 	long		declined = 0,
-				tuples = 0;
+				tuples = 0,
+				uniform = 0;
 
 	for (int prog_i = 0; prog_i < 200; prog_i++)
 	{
@@ -258,13 +271,19 @@ test_batches(void)
 		ApFlat	   *flat = random_flat(exprs, &prog, &nexprs);
 		int			n = 1 + (int) (rnd() % AP_FLAT_BATCH);
 
+		int			at[NCOLS];
+		ApFlatCol	fcols[4];
+
 		if (flat == NULL)
 			continue;
+		/* half the columns as numeric(p,s) NOT NULL: one scale, no NULL in the batch */
+		for (int c = 0; c < NCOLS; c++)
+			at[c] = rnd() % 2 ? (int) (rnd() % 5) : -1;
 		for (int r = 0; r < n; r++)
 		{
 			for (int c = 0; c < NCOLS; c++)
 			{
-				random_numeric(c);
+				random_numeric_at(c, at[c]);
 				memcpy(bstore[r][c], store[c], sizeof(store[c]));
 				bvals[r][c] = vals[c];
 				if (!vals[c].isnull)
@@ -275,6 +294,9 @@ test_batches(void)
 		CHECK(ap_flat_eval_batch(flat, rows, n));
 		CHECK(!ap_flat_eval_batch(flat, rows, AP_FLAT_BATCH + 1));
 		CHECK(ap_flat_eval_batch(flat, rows, n));
+		(void) ap_flat_batch_cols(flat, fcols);
+		for (int j = 0; j < nexprs; j++)
+			uniform += fcols[j].uscale >= 0 && !fcols[j].anynull;
 		for (int r = 0; r < n; r++)
 		{
 			ApVal		bo[4],
@@ -312,8 +334,10 @@ test_batches(void)
 		ap_program_free(&prog);
 		tfree_all();
 	}
-	printf("batches: %ld tuples, %ld declined\n", tuples, declined);
+	printf("batches: %ld tuples, %ld declined, %ld projections of one scale without NULL\n",
+		   tuples, declined, uniform);
 	CHECK(tuples > 2000);
+	CHECK(uniform > 50);
 	CHECK(declined > 500 && declined < tuples - 500);
 }
 
