@@ -674,9 +674,22 @@ ap_program_filter(const ApProgram *prog, const ApValue *values)
 	if (prog->filter == NULL || (root = prog->filter->root) == NULL)
 		return AP_TRUE;
 	/*
-	 * One comparison of a fixed-width column with a constant (Q1's
-	 * l_shipdate <= ...): eval_fast reads nothing but the values, so the
-	 * arena and memo need no new epoch for it.
+	 * A filter that is exactly an AND of range checks (Q1's l_shipdate <=
+	 * ...): the integer compares decide it where every value is inside its
+	 * check's domain; a NULL makes it NULL (a comparison with NULL is, and
+	 * an AND is not TRUE with one).  Outside a domain the tree decides.
+	 */
+	if (prog->ranges_exact)
+	{
+		ApTri		t = ap_range_checks_decide(prog->ranges, prog->nranges, values);
+
+		if (t != AP_TRI_FALLBACK)
+			return t;
+	}
+	/*
+	 * One comparison of a fixed-width column with a constant: eval_fast
+	 * reads nothing but the values, so the arena and memo need no new epoch
+	 * for it.
 	 */
 	if (root->kind == N_OP &&
 		(root->fast == FC_INT || root->fast == FC_DATE_TS || root->fast == FC_FLOAT ||

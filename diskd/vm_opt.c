@@ -523,6 +523,7 @@ ap_vm_range_checks(ApProgram *prog)
 	int			nargs;
 
 	prog->nranges = 0;
+	prog->ranges_exact = false;
 	if (prog->filter == NULL || (root = prog->filter->root) == NULL)
 		return;
 	if (root->kind == N_AND)
@@ -543,7 +544,7 @@ ap_vm_range_checks(ApProgram *prog)
 		if (comparison_range(args[i], &rc))
 			rc.attno2 = 0;
 		else if (!comparison_pair(args[i], &rc))
-			break;
+			return;
 		for (j = 0; j < prog->nranges; j++)
 		{
 			if (rc.attno2 == 0 && prog->ranges[j].attno == rc.attno &&
@@ -553,8 +554,10 @@ ap_vm_range_checks(ApProgram *prog)
 		if (j == prog->nranges)
 		{
 			if (prog->nranges == AP_MAX_RANGE_CHECKS)
-				break;
+				return;
 			prog->ranges[prog->nranges++] = rc;
 		}
 	}
+	/* every argument became a check: the filter is exactly their AND */
+	prog->ranges_exact = prog->nranges > 0;
 }
