@@ -182,11 +182,22 @@ struct ApAgg
 	uint64_t	stream_flushes;
 };
 
-/* Is kind stored as a varlena? */
+/*
+ * Is kind stored as a varlena?  (AP_KIND_ATTLEN(k) < 0, as one bit test:
+ * the batch path asks it for every key of every tuple.)
+ */
+#define AGG_FIXED_KINDS \
+	((UINT64_C(1) << AP_TYPE_BOOL) | (UINT64_C(1) << AP_TYPE_INT2) | \
+	 (UINT64_C(1) << AP_TYPE_INT4) | (UINT64_C(1) << AP_TYPE_FLOAT4) | \
+	 (UINT64_C(1) << AP_TYPE_DATE) | (UINT64_C(1) << AP_TYPE_INT8) | \
+	 (UINT64_C(1) << AP_TYPE_FLOAT8) | (UINT64_C(1) << AP_TYPE_TIMESTAMP) | \
+	 (UINT64_C(1) << AP_TYPE_TIMESTAMPTZ))
+_Static_assert(AP_TYPE_KIND_COUNT <= 64, "kinds fit a 64-bit set");
+
 static inline bool
 kind_varlena(int k)
 {
-	return AP_KIND_ATTLEN(k) < 0;
+	return k < 0 || k >= 64 || ((AGG_FIXED_KINDS >> k) & 1) == 0;
 }
 
 /* Bytes of memory the table uses now. */

@@ -314,8 +314,10 @@ bool		ap_flat_eval(ApFlat *f, const ApValue *values, ApVal *out, bool *isnull,
  * n <= AP_FLAT_BATCH, into f's registers (false: out of memory, or n too
  * large); ap_flat_batch_row then gives tuple r's projections exactly as
  * ap_flat_eval would, or false where it would.  Valid until the next batch.
+ * A batch is at most a page's tuples (TPC-H's lineitem has about 60 to a
+ * page): 64 measured 2-3% less disk CPU on Q1 than 32, 16 far more.
  */
-#define AP_FLAT_BATCH		32
+#define AP_FLAT_BATCH		64
 bool		ap_flat_eval_batch(ApFlat *f, const ApValue *const *rows, int n);
 bool		ap_flat_batch_row(const ApFlat *f, int r, ApVal *out, bool *isnull,
 							  ApFlatNum *num);

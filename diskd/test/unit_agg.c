@@ -705,6 +705,10 @@ main(void)
 	ApAgg	   *a;
 	int			big = 0;
 
+	/* the key cache's varlena test is the kind's attlen, for every kind */
+	for (int k = -1; k <= AP_TYPE_KIND_COUNT; k++)
+		CHECK_EQ(kind_varlena(k), k < 0 || k >= AP_TYPE_KIND_COUNT || AP_KIND_ATTLEN(k) < 0);
+
 	/* a roomy table: one row per group, no flush */
 	memset(totals, 0, sizeof(totals));
 	frames = flush_frames = 0;
