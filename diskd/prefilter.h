@@ -162,14 +162,15 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 		/* only short headers are measured here (see tuple.c's walk) */
 		for (unsigned v = st->nvarlena; v > 0; v--)
 		{
-			unsigned char b0;
+			uint32_t	b0;
 
 			if (off >= dlen)
 				return false;
 			b0 = data[off];
-			if ((b0 & 0x01) == 0 || b0 == 0x01)
+			/* a short header: odd, and not 0x01 (external); one branch for both */
+			if (((b0 & 0x01) ^ 0x01) | (b0 == 0x01))
 				return false;
-			off += (uint32_t) b0 >> 1;
+			off += b0 >> 1;
 		}
 		off = (off + st->alignmask) & ~(uint32_t) st->alignmask;
 		if (off > dlen || (uint32_t) st->attlen > dlen - off)
