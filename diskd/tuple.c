@@ -143,21 +143,22 @@ deform_walk(const ApTupleDesc *desc, const unsigned char *data, uint32_t dlen,
 			values[i].isnull = true;
 			continue;
 		}
+		/* an unknown attalign refuses the column, whatever its value looks like */
 		am = (uint32_t) align_of[(unsigned char) col->attalign] - 1;
 		if (am > 7)
 			return AP_FALLBACK;
 
 		if (col->attlen == -1)
 		{
-			unsigned char b0;
+			uint32_t	b0;
 
 			if (off >= dlen)
 				return AP_FALLBACK;
 			b0 = data[off];
-			if ((b0 & 0x01) != 0 && b0 != 0x01)
+			/* a short header (odd, not 0x01): the size is in the first byte */
+			if (!(((b0 & 0x01) ^ 0x01) | (b0 == 0x01)))
 			{
-				/* short header: the size is in the first byte */
-				size = (uint32_t) b0 >> 1;
+				size = b0 >> 1;
 				if (size > dlen - off)
 					return AP_FALLBACK;
 			}
