@@ -108,6 +108,7 @@ scan_units(Scan *s)
 							   &err, errbuf, sizeof(errbuf));
 	if (s->reader == NULL)
 		return scan_fail(s, (uint32_t) err, "%s", errbuf);
+	s->prefetch = direct;
 
 	for (;;)
 	{

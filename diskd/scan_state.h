@@ -75,6 +75,7 @@ typedef struct Scan
 	bool		blooms_ok;
 	ApAgg	   *agg;			/* Program.agg: aggregate instead of shipping rows */
 	ApReader   *reader;
+	bool		prefetch;		/* pages come by O_DIRECT: prefetch tuples (scan_page.c) */
 	ApRowBatchBuf rows;
 	bool		rows_ok;
 	/* AP_SCAN_MODE_PAGES: raw pages waiting for the next PageBatch */
