@@ -179,5 +179,7 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 		}
 		nvar = 0;
 	}
+	pf->single = pf->ncached == 0 && pf->nchecks == 1 && pf->nsteps == 1 &&
+		pf->steps[0].check == 0 && !pf->checks[0].pair;
 	return pf;
 }

@@ -64,6 +64,7 @@ typedef struct ApPrefilter
 	int			upto;			/* the highest attribute a check reads */
 	uint32_t	walk_off;		/* data offset where the walk starts (after the cached) */
 	bool		has_pairs;		/* remember each step's offset */
+	bool		single;			/* one range check, read by the walk's one step */
 	int			nsteps;
 	ApPrefilterCheck checks[AP_MAX_RANGE_CHECKS];	/* cached first, then by attno */
 	ApPrefilterStep steps[];	/* the walk up to upto */
@@ -141,6 +142,28 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 		return false;
 	data = tup + hdr->hoff;
 	dlen = len - hdr->hoff;
+	if (pf->single)
+	{
+		/* the usual prefilter (Q6's l_shipdate range): the walk below, unrolled for it */
+		const ApPrefilterStep *st = &pf->steps[0];
+
+		off = pf->walk_off;
+		for (unsigned v = st->nvarlena; v > 0; v--)
+		{
+			uint32_t	b0;
+
+			if (off >= dlen)
+				return false;
+			b0 = data[off];
+			if (((b0 & 0x01) ^ 0x01) | (b0 == 0x01))
+				return false;
+			off += b0 >> 1;
+		}
+		off = (off + st->alignmask) & ~(uint32_t) st->alignmask;
+		if (off > dlen || (uint32_t) st->attlen > dlen - off)
+			return false;
+		return ap_prefilter_check_rejects(&pf->checks[0], data + off, NULL);
+	}
 	for (ci = 0; ci < pf->ncached; ci++)
 	{
 		const ApPrefilterCheck *c = &pf->checks[ci];

@@ -258,6 +258,7 @@ test_random(void)
 	int			decided_plain = 0;
 	int			exact_rounds = 0;
 	int			exact_decided = 0;
+	int			single_rounds = 0;
 
 	for (int round = 0; round < 400; round++)
 	{
@@ -291,6 +292,7 @@ test_random(void)
 		/* the filter is the AND of its checks exactly when every argument is one */
 		CHECK_EQ(prog.ranges_exact, nlead == nargs);
 		exact_rounds += prog.ranges_exact;
+		single_rounds += pf != NULL && pf->single;
 
 		for (int t = 0; t < 60; t++)
 		{
@@ -358,6 +360,8 @@ test_random(void)
 	CHECK(decided_plain > 5000);
 	CHECK(exact_rounds > 50);
 	CHECK(exact_decided > 3000);
+	/* and the one-check walk's short way was among them */
+	CHECK(single_rounds > 10);
 }
 
 /* TPC-H Q6's l_shipdate range: two comparisons, one check. */
