@@ -299,53 +299,6 @@ typedef struct ApRangeCheck
 	int			attno2;
 	uint8_t		mask;
 } ApRangeCheck;
-
-/*
- * The AND of n range checks over deformed values (values[i] = attnum i+1):
- * AP_FALSE if one fails, else AP_NULL if a column is NULL, else AP_TRUE;
- * AP_TRI_FALLBACK when a value lies outside its check's domain, where the
- * check does not decide (the caller evaluates the filter itself).
- */
-static inline ApTri
-ap_range_checks_decide(const ApRangeCheck *rc, int n, const ApValue *values)
-{
-	ApTri		r = AP_TRUE;
-
-	for (int i = 0; i < n; i++)
-	{
-		const ApValue *v = &values[rc[i].attno - 1];
-		int64_t		x;
-
-		if (v->isnull)
-		{
-			r = AP_NULL;
-			continue;
-		}
-		x = ap_int_datum(rc[i].type_kind, v->ptr);
-		if (rc[i].attno2 > 0)
-		{
-			const ApValue *w = &values[rc[i].attno2 - 1];
-			int64_t		y;
-			int			c;
-
-			if (w->isnull)
-			{
-				r = AP_NULL;
-				continue;
-			}
-			y = ap_int_datum(rc[i].type_kind, w->ptr);
-			c = (x > y) - (x < y);
-			if (((rc[i].mask >> (c + 1)) & 1) == 0)
-				return AP_FALSE;
-			continue;
-		}
-		if (x < rc[i].dom_lo || x > rc[i].dom_hi)
-			return AP_TRI_FALLBACK;
-		if (x < rc[i].lo || x > rc[i].hi)
-			return AP_FALSE;
-	}
-	return r;
-}
 typedef struct ApArena ApArena; /* per-tuple scratch of a program (vm_internal.h) */
 
 typedef struct ApProgram

@@ -663,12 +663,58 @@ ctx_init(const ApProgram *prog, const ApValue *values, ApEvalCtx *cx)
 	}
 }
 
+/*
+ * The AND of n range checks over deformed values (values[i] = attnum i+1):
+ * AP_FALSE if one fails, else AP_NULL if a column is NULL, else AP_TRUE;
+ * AP_TRI_FALLBACK when a value lies outside its check's domain, where the
+ * check does not decide (the caller evaluates the filter itself).
+ */
+static ApTri
+range_checks_decide(const ApRangeCheck *rc, int n, const ApValue *values)
+{
+	ApTri		r = AP_TRUE;
+
+	for (int i = 0; i < n; i++)
+	{
+		const ApValue *v = &values[rc[i].attno - 1];
+		int64_t		x;
+
+		if (v->isnull)
+		{
+			r = AP_NULL;
+			continue;
+		}
+		x = ap_int_datum(rc[i].type_kind, v->ptr);
+		if (rc[i].attno2 > 0)
+		{
+			const ApValue *w = &values[rc[i].attno2 - 1];
+			int64_t		y;
+			int			c;
+
+			if (w->isnull)
+			{
+				r = AP_NULL;
+				continue;
+			}
+			y = ap_int_datum(rc[i].type_kind, w->ptr);
+			c = (x > y) - (x < y);
+			if (((rc[i].mask >> (c + 1)) & 1) == 0)
+				return AP_FALSE;
+			continue;
+		}
+		if (x < rc[i].dom_lo || x > rc[i].dom_hi)
+			return AP_TRI_FALLBACK;
+		if (x < rc[i].lo || x > rc[i].hi)
+			return AP_FALSE;
+	}
+	return r;
+}
+
 /* Evaluate the filter for one tuple; no filter passes everything. */
 ApTri
 ap_program_filter(const ApProgram *prog, const ApValue *values)
 {
 	ApEvalCtx	cx;
-
 	const ApNode *root;
 
 	if (prog->filter == NULL || (root = prog->filter->root) == NULL)
@@ -681,22 +727,10 @@ ap_program_filter(const ApProgram *prog, const ApValue *values)
 	 */
 	if (prog->ranges_exact)
 	{
-		ApTri		t = ap_range_checks_decide(prog->ranges, prog->nranges, values);
+		ApTri		t = range_checks_decide(prog->ranges, prog->nranges, values);
 
 		if (t != AP_TRI_FALLBACK)
 			return t;
-	}
-	/*
-	 * One comparison of a fixed-width column with a constant: eval_fast
-	 * reads nothing but the values, so the arena and memo need no new epoch
-	 * for it.
-	 */
-	if (root->kind == N_OP &&
-		(root->fast == FC_INT || root->fast == FC_DATE_TS || root->fast == FC_FLOAT ||
-		 root->fast == FC_INT_COLS))
-	{
-		cx.values = values;
-		return eval_fast(root, &cx);
 	}
 	ctx_init(prog, values, &cx);
 	return eval_bool(root, &cx);
