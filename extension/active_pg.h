@@ -110,6 +110,10 @@ extern CustomScanMethods ApScanPlanMethods;
 void		ApPlannerInit(void);
 /* Would ActiveScan be offered for this base rel (planner.c)? */
 bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
+/* Is the extension created in this database (cached until DDL)? */
+bool		ApExtensionCreated(void);
+/* Would add_path (partial: add_partial_path) surely reject this unordered path? */
+bool		ApPathDominated(List *pathlist, Path *path, bool partial);
 /* Highest attribute of rel that exprs (expressions or RestrictInfos) read. */
 int			ApLastAttno(RelOptInfo *rel, List *exprs);
 /* The host's best scan of rel at measured speed, its Seq Scan taking t_seq. */

@@ -607,6 +607,9 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 					 ngroups * ap_agg_host_group_bytes(target, aggrefs) <=
 					 (double) get_hash_memory_limit(), 1.0))
 		return;					/* the host's own aggregation is faster */
+	if ((!active_pg_force && ApPathDominated(output_rel->pathlist, &cpath->path, false)) ||
+		!ApExtensionCreated())
+		return;
 
 	if (active_pg_force)
 	{

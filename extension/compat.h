@@ -174,6 +174,23 @@ ApBaseRelids(PlannerInfo *root, Relids relids)
 #endif
 }
 
+/*
+ * Do two paths count the same number of disabled plan nodes?  18 counts
+ * them (disabled_nodes), and add_path compares that count before any cost;
+ * before 18 a disabled node only adds disable_cost to the costs.
+ */
+static inline bool
+ApPathsDisabledAlike(const Path *a, const Path *b)
+{
+#if PG_VERSION_NUM >= 180000
+	return a->disabled_nodes == b->disabled_nodes;
+#else
+	(void) a;
+	(void) b;
+	return true;
+#endif
+}
+
 /* ---------- EXPLAIN ---------- */
 
 /*

@@ -192,22 +192,32 @@ static double ap_ic_tokens = 0.0;
 static instr_time ap_ic_last;
 static bool ap_ic_started = false;
 
+/*
+ * Cores online.  sysconf reads /sys on every call: asked once per process,
+ * and ApModelInit asks in the postmaster when the library is preloaded, so
+ * that backends inherit the answer instead of paying it in their first plan.
+ */
+static int	ap_online_cores = 0;
+
+void
+ApModelInit(void)
+{
+	if (ap_online_cores == 0)
+	{
+		long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		ap_online_cores = n > 0 ? (int) n : 1;
+	}
+}
+
 /* Cores the host and unemulated disks share. */
 int
 ApModelCores(void)
 {
-	/* sysconf reads /sys on every call: once per backend, not per path */
-	static int	online = 0;
-
 	if (active_pg_host_cores > 0)
 		return active_pg_host_cores;
-	if (online == 0)
-	{
-		long		n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		online = n > 0 ? (int) n : 1;
-	}
-	return online;
+	ApModelInit();
+	return ap_online_cores;
 }
 
 /* Max of two doubles. */

@@ -171,6 +171,8 @@ void		ApModelExplain(List *model, int mode, struct ExplainState *es);
 
 /* Cores the host and unemulated disks share (active_pg.host_cores or sysconf). */
 int			ApModelCores(void);
+/* Ask the machine what ApModelCores needs (the postmaster, for its backends). */
+void		ApModelInit(void);
 
 /* ---------- interconnect emulation (model.c) ---------- */
 
