@@ -278,6 +278,12 @@ typedef struct ApExpr ApExpr;	/* compiled expression (opaque, vm_compile.c) */
  * [olo, ohi], does not pass the filter.  A domain narrower than int64 comes
  * from a date compared with a timestamp, which converts plainly only inside
  * it.  A range with lo > hi holds no value.
+ *
+ * A numeric column compared with numeric constants (type_kind
+ * AP_TYPE_NUMERIC) has bounds lo and hi that are coefficients at scale
+ * nscale, each excluded when its *_open is set, INT64_MIN and INT64_MAX
+ * standing for no bound; only a value ap_numeric_range_verdict reads is
+ * decided (numeric_i64.h), any other is left to the filter.
  */
 #define AP_MAX_RANGE_CHECKS		8
 
@@ -298,6 +304,10 @@ typedef struct ApRangeCheck
 	 */
 	int			attno2;
 	uint8_t		mask;
+	/* a numeric check's scale and open bounds */
+	int16_t		nscale;
+	bool		lo_open;
+	bool		hi_open;
 } ApRangeCheck;
 typedef struct ApArena ApArena; /* per-tuple scratch of a program (vm_internal.h) */
 

@@ -109,4 +109,48 @@ ap_numeric_payload_i64(const unsigned char *payload, uint32_t len, int64_t *coef
 	return true;
 }
 
+/*
+ * A numeric range check on a stored numeric's payload: 1 if the value lies
+ * outside the bounds lo and hi (coefficients at scale; each excluded when
+ * its *_open is set; INT64_MIN and INT64_MAX: no bound on that side), 0 if
+ * it lies within, -1 if the value is not one ap_numeric_payload_i64 reads
+ * or its scale is more than 18 from the bounds' (the caller's general path
+ * decides).  The bounds are below 10^18 and the coefficient below 10^16,
+ * so scaling either by up to 10^18 stays inside 128 bits.
+ */
+static inline __attribute__((always_inline)) int
+ap_numeric_range_verdict(const unsigned char *payload, uint32_t len, int64_t lo, int64_t hi,
+						 int scale, bool lo_open, bool hi_open)
+{
+	int64_t		coef;
+	int			ds;
+	int			d;
+	__int128	x;
+	__int128	l = lo;
+	__int128	h = hi;
+
+	if (!ap_numeric_payload_i64(payload, len, &coef, &ds))
+		return -1;
+	x = coef;
+	d = ds - scale;
+	if (d > 0)
+	{
+		if (d > 18)
+			return -1;
+		l *= ap_pow10_i64[d];
+		h *= ap_pow10_i64[d];
+	}
+	else if (d < 0)
+	{
+		if (d < -18)
+			return -1;
+		x *= ap_pow10_i64[-d];
+	}
+	if (lo != INT64_MIN && (x < l || (lo_open && x == l)))
+		return 1;
+	if (hi != INT64_MAX && (x > h || (hi_open && x == h)))
+		return 1;
+	return 0;
+}
+
 #endif							/* DISKD_NUMERIC_I64_H */

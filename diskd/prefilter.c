@@ -52,6 +52,30 @@ fixed_between(const ApTupleDesc *desc, int from, int to)
 	return n;
 }
 
+/* Does one of the n checks read attribute attno as a numeric? */
+static bool
+numeric_checked(const ApPrefilterCheck *checks, int n, int attno)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (checks[i].numeric && checks[i].attno == attno)
+			return true;
+	}
+	return false;
+}
+
+/* The index of the walk's step that reads attribute attno (one exists). */
+static int
+step_of(const ApPrefilter *pf, int attno)
+{
+	for (int i = 0; i < pf->nsteps; i++)
+	{
+		if (pf->steps[i].attno == attno)
+			return i;
+	}
+	return -1;
+}
+
 ApPrefilter *
 ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 {
@@ -80,6 +104,7 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 		if (r->attno < 1 || r->attno > desc->natts || r->attno2 < 0 || r->attno2 > desc->natts)
 			continue;
 		memset(c, 0, sizeof(*c));
+		c->rank = i;
 		c->mask = r->mask;
 		if (other > later)
 		{
@@ -89,6 +114,25 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 			c->mask = (uint8_t) ((r->mask & 2) | ((r->mask & 1) << 2) | ((r->mask & 4) >> 2));
 		}
 		c->attno = later;
+		if (r->type_kind == AP_TYPE_NUMERIC)
+		{
+			/* a numeric is read where the walk reaches it, never at a cached offset */
+			if (other > 0 || desc->cols[later - 1].attlen != -1 || later <= desc->ncached ||
+				later > walk_end ||
+				fixed_between(desc, walk_from, later - 1) >= AP_PREFILTER_MAX_STEPS)
+				continue;
+			c->numeric = true;
+			c->nscale = r->nscale;
+			c->lo_open = r->lo_open;
+			c->hi_open = r->hi_open;
+			c->lo = r->lo;
+			c->hi = r->hi;
+			others[n] = 0;
+			if (later > upto)
+				upto = later;
+			n++;
+			continue;
+		}
 		c->width = (uint8_t) desc->cols[later - 1].attlen;
 		if (c->width != 2 && c->width != 4 && c->width != 8)
 			continue;
@@ -145,19 +189,14 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 	{
 		if (pf->checks[i].cached)
 			pf->ncached = i + 1;
-		if (pf->checks[i].pair && !pf->checks[i].other_cached)
-		{
-			/* the step that reads the other column: one per fixed attribute before it */
-			pf->checks[i].other_step = fixed_between(desc, walk_from, others[i] - 1);
-			pf->has_pairs = true;
-		}
 	}
 	for (int a = walk_from, nvar = 0; a < upto; a++)
 	{
 		const ApColumn *col = &desc->cols[a];
 		ApPrefilterStep *st;
 
-		if (col->attlen == -1)
+		/* a varlena is a step of its own only where a numeric check reads it */
+		if (col->attlen == -1 && !numeric_checked(pf->checks, n, a + 1))
 		{
 			nvar++;
 			continue;
@@ -179,7 +218,22 @@ ap_prefilter_build(const ApProgram *prog, const ApTupleDesc *desc)
 		}
 		nvar = 0;
 	}
+	for (int i = pf->ncached; i < n; i++)
+	{
+		pf->checks[i].step = step_of(pf, pf->checks[i].attno);
+		/* the step that reads a pair's other column */
+		if (pf->checks[i].pair && !pf->checks[i].other_cached)
+			pf->checks[i].other_step = step_of(pf, others[i]);
+		/* the walked checks in the filter's order (insertion by rank) */
+		{
+			int			j = pf->norder++;
+
+			for (; j > 0 && pf->checks[pf->order[j - 1]].rank > pf->checks[i].rank; j--)
+				pf->order[j] = pf->order[j - 1];
+			pf->order[j] = i;
+		}
+	}
 	pf->single = pf->ncached == 0 && pf->nchecks == 1 && pf->nsteps == 1 &&
-		pf->steps[0].check == 0 && !pf->checks[0].pair;
+		pf->steps[0].check == 0 && !pf->checks[0].pair && pf->steps[0].attlen > 0;
 	return pf;
 }

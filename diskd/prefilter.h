@@ -3,13 +3,15 @@
  *	  The filter's range checks (ApProgram.ranges) decided on the raw tuple,
  *	  before it is deformed or the filter runs: most rows of a selective scan
  *	  end here, after a walk that only measures the attributes up to the
- *	  last checked one and writes nothing.
+ *	  checked ones.  The checks run in the filter's order (the host's, the
+ *	  most selective first), the walk going as far as the next one needs.
  *
  * Only tuples without nulls whose walk meets nothing but fixed-length
  * values and short-header varlenas are decided here; any other tuple, and
- * any value outside a check's domain, is left to the full path (deform and
- * filter), which decides exactly as before.  A rejection is always one the
- * filter would make: the checks are necessary conditions of it.
+ * any value outside a check's domain (a numeric of more than 16 digits), is
+ * left to the full path (deform and filter), which decides exactly as
+ * before.  A rejection is always one the filter would make: the checks are
+ * necessary conditions of it.
  */
 #ifndef DISKD_PREFILTER_H
 #define DISKD_PREFILTER_H
@@ -19,10 +21,12 @@
 #include <string.h>
 
 #include "diskd.h"
+#include "numeric_i64.h"
 
 /*
  * One stretch of the walk: nvarlena varlenas, then one fixed-length
- * attribute (attno; checks from index check on, or -1 if none reads it).
+ * attribute or one checked numeric (attlen -1) (attno; checks from index
+ * check on, or -1 if none reads it).
  */
 /* Fixed-length attributes a walk passes at most (checks beyond are left out). */
 #define AP_PREFILTER_MAX_STEPS	64
@@ -36,10 +40,17 @@ typedef struct ApPrefilterStep
 	int			attno;
 } ApPrefilterStep;
 
-/* A check at its place in the walk: a range, or a comparison with an earlier column. */
+/*
+ * A check at its place in the walk: a range, a comparison with an earlier
+ * column, or a numeric's range (ApRangeCheck's nscale and open bounds).
+ */
 typedef struct ApPrefilterCheck
 {
 	int			attno;			/* the column read (a pair: the later of the two) */
+	bool		numeric;		/* a short-header numeric against lo and hi */
+	int16_t		nscale;
+	bool		lo_open;
+	bool		hi_open;
 	uint8_t		width;			/* 2, 4 or 8 bytes, signed */
 	bool		cached;			/* at cacheoff in every tuple without nulls */
 	uint32_t	cacheoff;
@@ -55,6 +66,8 @@ typedef struct ApPrefilterCheck
 	bool		other_cached;
 	uint32_t	other_cacheoff;
 	int			other_step;
+	int			step;			/* not cached: the walk's step that reads attno */
+	int			rank;			/* its place in the filter's order */
 } ApPrefilterCheck;
 
 typedef struct ApPrefilter
@@ -63,8 +76,9 @@ typedef struct ApPrefilter
 	int			ncached;		/* checks[0..ncached-1] read at cached offsets */
 	int			upto;			/* the highest attribute a check reads */
 	uint32_t	walk_off;		/* data offset where the walk starts (after the cached) */
-	bool		has_pairs;		/* remember each step's offset */
 	bool		single;			/* one range check, read by the walk's one step */
+	int			norder;			/* the walked checks ... */
+	int			order[AP_MAX_RANGE_CHECKS];	/* ... in the filter's order */
 	int			nsteps;
 	ApPrefilterCheck checks[AP_MAX_RANGE_CHECKS];	/* cached first, then by attno */
 	ApPrefilterStep steps[];	/* the walk up to upto */
@@ -136,7 +150,9 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 	uint32_t	dlen;
 	uint32_t	off;
 	int			ci;
-	uint32_t	offs[AP_PREFILTER_MAX_STEPS];	/* step offsets, for pairs */
+	int			walked;
+	/* where the walked steps' attributes start: the fixed ones' and the numerics' */
+	uint32_t	offs[AP_PREFILTER_MAX_STEPS + AP_MAX_RANGE_CHECKS];
 
 	if ((hdr->infomask & AP_HEAP_HASNULL) || hdr->natts < pf->upto || hdr->hoff >= len)
 		return false;
@@ -182,40 +198,67 @@ ap_prefilter_rejects(const ApPrefilter *pf, const unsigned char *tup, uint32_t l
 	if (ci == pf->nchecks)
 		return false;
 
+	/*
+	 * The walked checks in the filter's own order (the host's, the most
+	 * selective first), the walk going only as far as the next check needs
+	 * and keeping where each step's attribute starts for the checks after.
+	 */
 	off = pf->walk_off;
-	for (int i = 0; i < pf->nsteps; i++)
+	walked = 0;
+	for (int oi = 0; oi < pf->norder; oi++)
 	{
-		const ApPrefilterStep *st = &pf->steps[i];
+		const ApPrefilterCheck *c = &pf->checks[pf->order[oi]];
+		const unsigned char *p;
 
-		/* only short headers are measured here (see tuple.c's walk; pf->single's copy above) */
-		for (unsigned v = st->nvarlena; v > 0; v--)
+		for (; walked <= c->step; walked++)
 		{
-			uint32_t	b0;
+			const ApPrefilterStep *st = &pf->steps[walked];
 
-			if (off >= dlen)
+			/* only short headers are measured here (see tuple.c's walk; pf->single's copy above) */
+			for (unsigned v = st->nvarlena; v > 0; v--)
+			{
+				uint32_t	b0;
+
+				if (off >= dlen)
+					return false;
+				b0 = data[off];
+				/* a short header: odd, and not 0x01 (external); one branch for both */
+				if (((b0 & 0x01) ^ 0x01) | (b0 == 0x01))
+					return false;
+				off += b0 >> 1;
+			}
+			if (st->attlen < 0)
+			{
+				uint32_t	b0;
+
+				/* a checked numeric: a short header too */
+				if (off >= dlen)
+					return false;
+				b0 = data[off];
+				if ((((b0 & 0x01) ^ 0x01) | (b0 == 0x01)) || (b0 >> 1) > dlen - off)
+					return false;
+				offs[walked] = off;
+				off += b0 >> 1;
+				continue;
+			}
+			off = (off + st->alignmask) & ~(uint32_t) st->alignmask;
+			if (off > dlen || (uint32_t) st->attlen > dlen - off)
 				return false;
-			b0 = data[off];
-			/* a short header: odd, and not 0x01 (external); one branch for both */
-			if (((b0 & 0x01) ^ 0x01) | (b0 == 0x01))
-				return false;
-			off += b0 >> 1;
+			offs[walked] = off;
+			off += (uint32_t) st->attlen;
 		}
-		off = (off + st->alignmask) & ~(uint32_t) st->alignmask;
-		if (off > dlen || (uint32_t) st->attlen > dlen - off)
-			return false;
-		if (pf->has_pairs)
-			offs[i] = off;
-		for (int k = st->check; k >= 0 && k < pf->nchecks && pf->checks[k].attno == st->attno; k++)
+		p = data + offs[c->step];
+		if (c->numeric)
 		{
-			const ApPrefilterCheck *c = &pf->checks[k];
-			const unsigned char *q = NULL;
-
-			if (c->pair)
-				q = data + (c->other_cached ? c->other_cacheoff : offs[c->other_step]);
-			if (ap_prefilter_check_rejects(c, data + off, q))
+			/* a value the check cannot read leaves it undecided; later ones may reject */
+			if (ap_numeric_range_verdict(p + 1, ((uint32_t) p[0] >> 1) - 1, c->lo, c->hi,
+										 c->nscale, c->lo_open, c->hi_open) > 0)
 				return true;
 		}
-		off += (uint32_t) st->attlen;
+		else if (ap_prefilter_check_rejects(c, p, !c->pair ? NULL :
+											data + (c->other_cached ? c->other_cacheoff :
+													offs[c->other_step])))
+			return true;
 	}
 	return false;
 }

@@ -684,6 +684,22 @@ range_checks_decide(const ApRangeCheck *rc, int n, const ApValue *values)
 			r = AP_NULL;
 			continue;
 		}
+		if (rc[i].type_kind == AP_TYPE_NUMERIC)
+		{
+			int			verdict;
+
+			/* a short header; any other the tree reads */
+			if ((v->ptr[0] & 0x01) == 0 || v->ptr[0] == 0x01)
+				return AP_TRI_FALLBACK;
+			verdict = ap_numeric_range_verdict(v->ptr + 1, ((uint32_t) v->ptr[0] >> 1) - 1,
+											   rc[i].lo, rc[i].hi, rc[i].nscale,
+											   rc[i].lo_open, rc[i].hi_open);
+			if (verdict < 0)
+				return AP_TRI_FALLBACK;
+			if (verdict > 0)
+				return AP_FALSE;
+			continue;
+		}
 		x = ap_int_datum(rc[i].type_kind, v->ptr);
 		if (rc[i].attno2 > 0)
 		{

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numeric_i64.h"
 #include "vm_internal.h"
 
 /* Result bits of an operator for c < 0, c = 0, c > 0 (bits 0, 1, 2). */
@@ -364,6 +365,57 @@ range_kind(int kind)
 }
 
 /*
+ * A numeric column against a numeric constant whose coefficient fits 64
+ * bits (eval_fast's FC_NUMERIC with fnum64) as a check: the constant bounds
+ * the column on one side, or on both for =, at the constant's scale;
+ * strict comparisons leave their bound open.  ap_numeric_range_verdict
+ * compares a value with it exactly as eval_fast compares it with the
+ * constant, and leaves to eval_fast what eval_fast takes the general way.
+ */
+static bool
+numeric_range(const ApNode *n, ApRangeCheck *rc)
+{
+	int64_t		k = n->fconst;
+
+	if (!n->fnum64 || n->fvar->type_kind != AP_TYPE_NUMERIC ||
+		n->fkonst->kval.u.fx.dscale < 0 || n->fkonst->kval.u.fx.dscale > INT16_MAX)
+		return false;
+	memset(rc, 0, sizeof(*rc));
+	rc->attno = n->fvar->attno;
+	rc->type_kind = AP_TYPE_NUMERIC;
+	rc->nscale = (int16_t) n->fkonst->kval.u.fx.dscale;
+	rc->dom_lo = INT64_MIN;
+	rc->dom_hi = INT64_MAX;
+	rc->lo = INT64_MIN;
+	rc->hi = INT64_MAX;
+	switch (n->fmask)
+	{
+		case 1:					/* < */
+			rc->hi = k;
+			rc->hi_open = true;
+			break;
+		case 3:					/* <= */
+			rc->hi = k;
+			break;
+		case 4:					/* > */
+			rc->lo = k;
+			rc->lo_open = true;
+			break;
+		case 6:					/* >= */
+			rc->lo = k;
+			break;
+		case 2:					/* = */
+			rc->lo = rc->hi = k;
+			break;
+		default:				/* <> is not a range */
+			return false;
+	}
+	rc->olo = rc->lo;
+	rc->ohi = rc->hi;
+	return true;
+}
+
+/*
  * The values of the comparison's column for which it is TRUE, as a range
  * [lo, hi] (lo > hi: none) valid on the domain [dom_lo, dom_hi] (outside it:
  * [olo, ohi], everything when it would fall back there); false if
@@ -380,9 +432,12 @@ comparison_range(const ApNode *n, ApRangeCheck *rc)
 	ap_i128		k;
 	ap_i128		u = 1;
 
+	if (n->kind == N_OP && n->fast == FC_NUMERIC)
+		return numeric_range(n, rc);
 	if (n->kind != N_OP || (n->fast != FC_INT && n->fast != FC_DATE_TS) ||
 		!range_kind(n->fvar->type_kind))
 		return false;
+	memset(rc, 0, sizeof(*rc));
 	rc->attno = n->fvar->attno;
 	rc->type_kind = n->fvar->type_kind;
 	rc->dom_lo = INT64_MIN;
@@ -504,10 +559,68 @@ merge_range(ApRangeCheck *o, const ApRangeCheck *r)
 }
 
 /*
+ * A numeric bound at a larger scale: its coefficient times 10^(to - from);
+ * false if that leaves (-10^18, 10^18), where ap_numeric_range_verdict's
+ * arithmetic is exact.  No bound stays none.
+ */
+static bool
+rescale_bound(int64_t *b, int from, int to)
+{
+	ap_i128		v;
+
+	if (*b == INT64_MIN || *b == INT64_MAX || to == from)
+		return true;
+	if (to - from > 18)
+		return false;
+	v = (ap_i128) *b * ap_pow10_i64[to - from];
+	if (v >= ap_pow10_i64[18] || v <= -ap_pow10_i64[18])
+		return false;
+	*b = (int64_t) v;
+	return true;
+}
+
+/*
+ * Fold the numeric check r into o, one on the same column: both at the
+ * larger scale, the greater lower and the smaller upper bound, a bound both
+ * share open if either has it open.  false if a bound does not rescale.
+ */
+static bool
+merge_numeric(ApRangeCheck *o, const ApRangeCheck *r)
+{
+	ApRangeCheck a = *o;
+	ApRangeCheck b = *r;
+	int			scale = a.nscale > b.nscale ? a.nscale : b.nscale;
+
+	if (!rescale_bound(&a.lo, a.nscale, scale) || !rescale_bound(&a.hi, a.nscale, scale) ||
+		!rescale_bound(&b.lo, b.nscale, scale) || !rescale_bound(&b.hi, b.nscale, scale))
+		return false;
+	a.nscale = (int16_t) scale;
+	if (b.lo > a.lo)
+	{
+		a.lo = b.lo;
+		a.lo_open = b.lo_open;
+	}
+	else if (b.lo == a.lo)
+		a.lo_open |= b.lo_open;
+	if (b.hi < a.hi)
+	{
+		a.hi = b.hi;
+		a.hi_open = b.hi_open;
+	}
+	else if (b.hi == a.hi)
+		a.hi_open |= b.hi_open;
+	a.olo = a.lo;
+	a.ohi = a.hi;
+	*o = a;
+	return true;
+}
+
+/*
  * Necessary conditions of the filter for a prefilter (prefilter.h): the
  * leading arguments of its top AND (or the filter itself) that are range
- * comparisons (two on the same column merged into one range) or comparisons
- * of two integer-like columns.  Only leading
+ * comparisons of an integer-like or a numeric column with a constant (two
+ * on the same column merged into one range) or comparisons of two
+ * integer-like columns.  Only leading
  * ones: the disk evaluates an AND in order and a tuple that an argument
  * rejects is never shown to the arguments after it, so a later argument that
  * could fall back (and raise an error on the host) is not skipped by a check
@@ -547,8 +660,11 @@ ap_vm_range_checks(ApProgram *prog)
 			return;
 		for (j = 0; j < prog->nranges; j++)
 		{
-			if (rc.attno2 == 0 && prog->ranges[j].attno == rc.attno &&
-				prog->ranges[j].attno2 == 0 && merge_range(&prog->ranges[j], &rc))
+			ApRangeCheck *o = &prog->ranges[j];
+
+			if (rc.attno2 == 0 && o->attno == rc.attno && o->attno2 == 0 &&
+				o->type_kind == rc.type_kind &&
+				(rc.type_kind == AP_TYPE_NUMERIC ? merge_numeric(o, &rc) : merge_range(o, &rc)))
 				break;
 		}
 		if (j == prog->nranges)

@@ -5,8 +5,9 @@
  *
  * Random conjunctions of comparisons of int2/int4/int8/date/timestamp
  * columns with constants or with each other (date against timestamp
- * constants included, and
- * non-range arguments among them) run over random tuples built byte by
+ * constants included), of a numeric column with numeric constants of
+ * other scales, and
+ * non-range arguments among them, run over random tuples built byte by
  * byte: values at and around the constants, the infinities, dates outside
  * the timestamp range, NULLs, short and 4-byte varlena headers, external
  * TOAST pointers.  For every
@@ -15,12 +16,14 @@
  * inside its check's domain, the prefilter must reject exactly then.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "prefilter.h"
 #include "vm_internal.h"
 #include "testutil.h"
 #include "exprbuild.h"
 #include "bytes.h"
+#include "numbuild.h"
 
 #define NATTS	10
 
@@ -71,6 +74,21 @@ some_ts(void)
 	return (int64_t) some_date() % AP_TS_END_DAYS * U_DAY + off[rnd(5)];
 }
 
+/*
+ * A numeric coefficient near the interesting ones (Q6's 24 and 0.05..0.07
+ * at scale 2, zero, signs); now and then one of 17 digits, which
+ * ap_numeric_payload_i64 does not read.
+ */
+static int64_t
+some_coef(void)
+{
+	static const int64_t coefs[] = {0, 24, 2400, 5, 7, 6, -24, 99999999, 123456789012};
+
+	if (rnd(12) == 0)
+		return INT64_C(12345678901234567) + (int64_t) rnd(3);
+	return coefs[rnd(sizeof(coefs) / sizeof(coefs[0]))] + (int64_t) rnd(3) - 1;
+}
+
 static int64_t
 some_int(int64_t lo, int64_t hi)
 {
@@ -84,20 +102,21 @@ some_int(int64_t lo, int64_t hi)
 /*
  * A comparison of a column with a constant or another column; *range: the
  * VM can make it a check; *dts_attno: the date column if it is compared with
- * a timestamp.
+ * a timestamp; *numeric: the numeric column is compared.
  */
 static ActivePg__Expr *
-some_cmp(bool *range, int *dts_attno)
+some_cmp(bool *range, int *dts_attno, bool *numeric)
 {
 	static const int ops[] = {AP_OP_EQ, AP_OP_NE, AP_OP_LT, AP_OP_LE, AP_OP_GT, AP_OP_GE};
-	static const int attnos[] = {1, 2, 4, 6, 7, 9};
+	static const int attnos[] = {1, 2, 3, 4, 6, 7, 9};
 	int			op = ops[rnd(6)];
-	int			attno = attnos[rnd(6)];
+	int			attno = attnos[rnd(7)];
 	ActivePg__Expr *k;
 	int			cmp;
 
 	*range = op != AP_OP_NE;
 	*dts_attno = 0;
+	*numeric = false;
 	if (rnd(4) == 0)
 	{
 		/* two columns of one kind: walked, cached and walked, one with itself */
@@ -136,6 +155,22 @@ some_cmp(bool *range, int *dts_attno)
 				cmp = AP_CMP_TS;
 			}
 			break;
+		case 3:
+			{
+				unsigned char payload[64];
+				size_t		n = short_numeric(some_coef(), (int) rnd(5), payload);
+				unsigned char buf[80];
+				size_t		len;
+
+				if (n > 40)
+					abort();	/* a few base-10000 digits */
+				len = mk_varlena(buf, payload, n, false);
+
+				k = E_const(AP_TYPE_NUMERIC, buf, len, false);
+				cmp = AP_CMP_NUMERIC;
+				*numeric = true;
+			}
+			break;
 		default:
 			k = rnd(2) ? E_i8(some_int(INT64_MIN, INT64_MAX)) : E_i4((int32_t) some_int(INT32_MIN, INT32_MAX));
 			cmp = AP_CMP_INT;
@@ -147,11 +182,12 @@ some_cmp(bool *range, int *dts_attno)
 
 /*
  * A tuple: header, optional null bitmap, values laid out as heap_form_tuple
- * does.  *plain: no nulls and only short varlena headers (no 4-byte
- * header, no TOAST pointer).  Returns its length.
+ * does, the numeric (attribute 3) a stored numeric.  *plain: no nulls and
+ * only short varlena headers (no 4-byte header, no TOAST pointer); *num_read:
+ * the numeric is one ap_numeric_payload_i64 reads.  Returns its length.
  */
 static uint32_t
-build_tuple(unsigned char *buf, bool *plain, int64_t *v)
+build_tuple(unsigned char *buf, bool *plain, bool *num_read, int64_t *v)
 {
 	bool		nulls[NATTS];
 	bool		anynull = false;
@@ -197,6 +233,16 @@ build_tuple(unsigned char *buf, bool *plain, int64_t *v)
 			uint32_t	n = rnd(40);
 
 			memset(payload, 'a' + i, n);
+			if (c->type_kind == AP_TYPE_NUMERIC)
+			{
+				int64_t		coef;
+				int			ds;
+
+				n = (uint32_t) short_numeric(some_coef(), (int) rnd(5), payload);
+				if (n > 40)
+					abort();
+				*num_read = ap_numeric_payload_i64(payload, n, &coef, &ds);
+			}
 			if (long_hdr && rnd(3) == 0)
 			{
 				/* an external TOAST pointer: 0x01, its tag, 16 bytes */
@@ -259,6 +305,8 @@ test_random(void)
 	int			exact_rounds = 0;
 	int			exact_decided = 0;
 	int			single_rounds = 0;
+	int			numeric_rounds = 0;
+	int			numeric_decided = 0;
 
 	for (int round = 0; round < 400; round++)
 	{
@@ -266,6 +314,7 @@ test_random(void)
 		ActivePg__Expr *args[5];
 		bool		isrange[5];
 		int			dts[5];
+		bool		numcmp[5];
 		int			nargs = 1 + (int) rnd(5);
 		int			nlead = 0;
 		ApProgram	prog;
@@ -279,9 +328,10 @@ test_random(void)
 				args[i] = OP(AP_OP_NE, AP_CMP_TEXT, E_var(8), E_str(AP_TYPE_TEXT, "x"));
 				isrange[i] = false;
 				dts[i] = 0;
+				numcmp[i] = false;
 			}
 			else
-				args[i] = some_cmp(&isrange[i], &dts[i]);
+				args[i] = some_cmp(&isrange[i], &dts[i], &numcmp[i]);
 		}
 		while (nlead < nargs && isrange[nlead])
 			nlead++;
@@ -293,13 +343,22 @@ test_random(void)
 		CHECK_EQ(prog.ranges_exact, nlead == nargs);
 		exact_rounds += prog.ranges_exact;
 		single_rounds += pf != NULL && pf->single;
+		for (int i = 0; pf != NULL && i < pf->nchecks; i++)
+		{
+			if (pf->checks[i].numeric)
+			{
+				numeric_rounds++;
+				break;
+			}
+		}
 
 		for (int t = 0; t < 60; t++)
 		{
 			unsigned char buf[512];
 			int64_t		v[NATTS];
 			bool		plain;
-			uint32_t	len = build_tuple(buf, &plain, v);
+			bool		num_read = false;
+			uint32_t	len = build_tuple(buf, &plain, &num_read, v);
 			ApTupleHeader hdr = {0};
 			bool		rejects;
 			bool		lead_rejects = false;
@@ -313,9 +372,13 @@ test_random(void)
 
 				if (a == AP_FALSE || a == AP_NULL)
 					lead_rejects = true;
-				/* a date that does not convert plainly (fallback, infinity) */
+				/*
+				 * a date that does not convert plainly (fallback, infinity),
+				 * a numeric the checks do not read
+				 */
 				if (a == AP_TRI_FALLBACK ||
-					(dts[i] > 0 && (v[dts[i] - 1] == INT32_MIN || v[dts[i] - 1] == INT32_MAX)))
+					(dts[i] > 0 && (v[dts[i] - 1] == INT32_MIN || v[dts[i] - 1] == INT32_MAX)) ||
+					(numcmp[i] && !num_read))
 					in_domains = false;
 			}
 			/* a rejection is the filter's own */
@@ -332,6 +395,8 @@ test_random(void)
 			{
 				CHECK_EQ(rejects, lead_rejects);
 				decided_plain++;
+				for (int i = 0; i < nlead; i++)
+					numeric_decided += numcmp[i];
 			}
 			/* ap_program_filter's shortcut gives the tree's verdict (or a sure FALSE) */
 			if (prog.ranges_exact)
@@ -362,6 +427,96 @@ test_random(void)
 	CHECK(exact_decided > 3000);
 	/* and the one-check walk's short way was among them */
 	CHECK(single_rounds > 10);
+	/* numeric checks, on numerics they read */
+	CHECK(numeric_rounds > 50);
+	CHECK(numeric_decided > 1000);
+}
+
+/* The prefilter's verdict on a tuple whose numeric (attribute 3) is coef * 10^-ds. */
+static bool
+numeric_rejects(const ApPrefilter *pf, int64_t coef, int ds)
+{
+	unsigned char buf[256];
+	unsigned char payload[64];
+	size_t		n = short_numeric(coef, ds, payload);
+	uint32_t	hoff = (AP_TUPLE_HEADER_MIN + 7) & ~7u;
+	uint32_t	off = 0;
+	ApTupleHeader hdr = {0};
+
+	if (n > 40)
+		abort();
+	memset(buf, 0, sizeof(buf));
+	put16(buf + 18, NATTS);
+	put16(buf + 20, AP_HEAP_HASVARWIDTH);
+	buf[22] = (unsigned char) hoff;
+	/* int8, int2, then the numeric; the rest zero-filled past the checks */
+	off = 8 + 2;
+	off += (uint32_t) mk_varlena(buf + hoff + off, payload, n, false);
+	CHECK_EQ(ap_tuple_header(buf, hoff + 160, &hdr), AP_OK);
+	return ap_prefilter_rejects(pf, buf, hoff + 160, &hdr);
+}
+
+/*
+ * TPC-H Q6's l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24, on one
+ * numeric column: one check at scale 2, [0.05, 0.07] closed (0.07 < 24).
+ */
+static void
+test_numeric_range(void)
+{
+	ActivePg__Program msg = ACTIVE_PG__PROGRAM__INIT;
+	ActivePg__Expr *args[3];
+	ApProgram	prog;
+	ApPrefilter *pf;
+	unsigned char p[64];
+	unsigned char b[80];
+
+	args[0] = OP(AP_OP_GE, AP_CMP_NUMERIC, E_var(3),
+				 E_const(AP_TYPE_NUMERIC, b, mk_varlena(b, p, short_numeric(5, 2, p), false), false));
+	args[1] = OP(AP_OP_LE, AP_CMP_NUMERIC, E_var(3),
+				 E_const(AP_TYPE_NUMERIC, b, mk_varlena(b, p, short_numeric(7, 2, p), false), false));
+	args[2] = OP(AP_OP_LT, AP_CMP_NUMERIC, E_var(3),
+				 E_const(AP_TYPE_NUMERIC, b, mk_varlena(b, p, short_numeric(24, 0, p), false), false));
+	msg.filter = E_boolexpr(AP_BOOL_AND, 3, args);
+	CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
+	CHECK_EQ(prog.nranges, 1);
+	CHECK_EQ(prog.ranges[0].type_kind, AP_TYPE_NUMERIC);
+	CHECK_EQ(prog.ranges[0].nscale, 2);
+	CHECK_EQ(prog.ranges[0].lo, 5);
+	CHECK_EQ(prog.ranges[0].hi, 7);
+	CHECK(!prog.ranges[0].lo_open && !prog.ranges[0].hi_open);
+	CHECK(prog.ranges_exact);
+	pf = ap_prefilter_build(&prog, &desc);
+	CHECK(pf != NULL && pf->nchecks == 1 && pf->checks[0].numeric && !pf->single);
+	CHECK(numeric_rejects(pf, 4, 2));
+	CHECK(!numeric_rejects(pf, 5, 2));
+	CHECK(!numeric_rejects(pf, 6, 2));
+	CHECK(!numeric_rejects(pf, 7, 2));
+	CHECK(!numeric_rejects(pf, 70, 3));	/* 0.070 */
+	CHECK(numeric_rejects(pf, 71, 3));	/* 0.071 */
+	CHECK(numeric_rejects(pf, 49, 3));	/* 0.049 */
+	CHECK(numeric_rejects(pf, 5, 2 + 18));	/* 5e-20, scales 18 apart */
+	CHECK(!numeric_rejects(pf, 5, 2 + 19));	/* 19 apart: undecided */
+	CHECK(numeric_rejects(pf, 0, 0));
+	CHECK(numeric_rejects(pf, -6, 2));
+	/* 17 digits: not read here, left to the filter */
+	CHECK(!numeric_rejects(pf, INT64_C(12345678901234567), 2));
+	free(pf);
+	ap_program_free(&prog);
+
+	/* the strict bound alone: 23.99 passes, 24 and 24.00 do not */
+	msg.filter = args[2];
+	CHECK_EQ(ap_program_compile(&msg, &desc, &prog), 0);
+	CHECK_EQ(prog.nranges, 1);
+	CHECK(prog.ranges[0].hi_open);
+	pf = ap_prefilter_build(&prog, &desc);
+	CHECK(pf != NULL);
+	CHECK(!numeric_rejects(pf, 2399, 2));
+	CHECK(numeric_rejects(pf, 2400, 2));
+	CHECK(numeric_rejects(pf, 24, 0));
+	CHECK(!numeric_rejects(pf, 239999, 4));
+	free(pf);
+	ap_program_free(&prog);
+	tfree_all();
 }
 
 /* TPC-H Q6's l_shipdate range: two comparisons, one check. */
@@ -420,6 +575,7 @@ main(void)
 	ap_tupdesc_cache_offsets(&desc);
 
 	test_q6_range();
+	test_numeric_range();
 	test_random();
 	return TEST_DONE();
 }
