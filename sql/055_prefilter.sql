@@ -1,7 +1,7 @@
 -- Range checks decided on raw tuples before the filter (diskd/prefilter.h):
--- the leading comparisons of integer-like columns with constants (two on a
--- column merged into one range, date against timestamp converted to days)
--- or with another column of their kind.
+-- the leading comparisons of integer-like and numeric columns with
+-- constants (two on a column merged into one range, date against timestamp
+-- converted to days) or of integer-like columns with another of their kind.
 -- Every query runs with pushdown forced and with active_pg off (ap_check)
 -- over rows the disk's walk can measure and rows it must leave to the full
 -- path: NULLs, 4-byte varlena headers, TOAST pointers, a dropped column,
@@ -88,5 +88,49 @@ SELECT count(*) FROM pf WHERE 100 / i4 > 0 AND d > date '1900-01-01';
 RESET active_pg.enable;
 RESET active_pg.force_pushdown;
 
+-- Numeric columns against numeric constants (TPC-H Q6's l_discount and
+-- l_quantity): the checks read short-format values of up to 16 digits and
+-- leave the rest (long format, NaN, the infinities, more digits, scales
+-- far from the constant's) to the filter.
+SET client_min_messages = warning;
+CREATE TABLE pfn (id int, q numeric(15,2), disc numeric(15,2), x numeric, t text);
+INSERT INTO pfn
+SELECT g, g % 50 + 1, (g % 11) / 100.0,
+	CASE g % 17
+		WHEN 0 THEN 'NaN'::numeric WHEN 1 THEN 'Infinity'::numeric
+		WHEN 2 THEN '-Infinity'::numeric WHEN 3 THEN 12345678901234567.89
+		WHEN 4 THEN -g / 3.0 WHEN 5 THEN g::numeric WHEN 6 THEN g * 0.001
+		WHEN 7 THEN 24 WHEN 8 THEN 24.000 WHEN 9 THEN 23.9999 WHEN 10 THEN 1e-30
+		WHEN 11 THEN -0.00 WHEN 12 THEN 99999999999999.99
+		ELSE (g % 100 - 50) * 0.5 END,
+	repeat('z', g % 130)
+FROM generate_series(1, 3000) g;
+UPDATE pfn SET q = NULL WHERE id % 29 = 0;
+UPDATE pfn SET x = NULL WHERE id % 31 = 0;
+VACUUM ANALYZE pfn;
+RESET client_min_messages;
+CREATE FUNCTION pfn_matrix(col text, consts text[]) RETURNS SETOF text
+LANGUAGE sql AS $$
+	SELECT format('%s %s %s: %s', col, op, c,
+		ap_check(format('SELECT id FROM pfn WHERE %s %s %s', col, op, c)))
+	FROM unnest(consts) WITH ORDINALITY AS cs(c, i),
+		unnest(ARRAY['<', '<=', '=', '<>', '>', '>=']) WITH ORDINALITY AS ops(op, j)
+	ORDER BY i, j
+$$;
+SELECT * FROM pfn_matrix('q', ARRAY['24', '24.00', '23.99', '24.001', '0', '-1',
+	'1000000000000000000', '0.5']);
+SELECT * FROM pfn_matrix('x', ARRAY['24', '23.9999', '-25', '0', '1e-30', '12345678901234567.89',
+	'99999999999999.99', '''NaN''::numeric', '''Infinity''::numeric', '0.0000000000000000001']);
+-- Q6's conjunction, checks merged on one column, and beside other checks.
+SELECT ap_check('SELECT id FROM pfn WHERE disc BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND q < 24');
+SELECT ap_check('SELECT count(*), sum(q * disc) FROM pfn WHERE disc >= 0.05 AND disc <= 0.07 AND q < 24');
+SELECT ap_check('SELECT id FROM pfn WHERE x > -10 AND x <= 10.5 AND x >= 0');
+SELECT ap_check('SELECT id FROM pfn WHERE x >= 24 AND x <= 24.0000 AND q > 10');
+SELECT ap_check('SELECT id FROM pfn WHERE q > 49.99 AND q < 50.01 AND x < 0');
+SELECT ap_check('SELECT id FROM pfn WHERE q >= 10 AND q < 5');
+SELECT ap_check('SELECT id, t FROM pfn WHERE disc = 0.00 AND t <> '''' AND q <= 3');
+
+DROP FUNCTION pfn_matrix(text, text[]);
+DROP TABLE pfn;
 DROP FUNCTION pf_matrix(text, text[]);
 DROP TABLE pf;
