@@ -12,8 +12,11 @@
  *    pattern ending in a backslash is an error (fallback); the ABORT result
  *    cuts the search as PostgreSQL's does.  bpchar LIKE matches the padded
  *    value (bpcharlike is textlike on the stored bytes).
- *  - ILIKE and upper/lower fold ASCII letters only: the host ships them only
- *    under the C collation, where PostgreSQL does exactly that.
+ *  - ILIKE and upper/lower fold ASCII letters, and only all-ASCII values:
+ *    any other byte is AP_EV_FALLBACK.  The host ships them under the C
+ *    ctype and under collations whose case mapping of the 26 letters it
+ *    probed to be ASCII's (shippable.c); for ASCII text both fold as
+ *    PostgreSQL does, and only ASCII is decided here.
  *  - Other functions take text: a bpchar argument is first cast to text,
  *    which drops its trailing spaces (octet_length excepted: bpcharoctetlen
  *    counts the padding).
@@ -418,7 +421,8 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 
 				/* the value as stored (bpchar padded); a pattern is text */
 				as_text(&args[1], &p, &plen);
-				if (icase && (has_nul(args[0].u.s.p, args[0].u.s.len) || has_nul(p, plen)))
+				if (icase && (has_nul(args[0].u.s.p, args[0].u.s.len) || has_nul(p, plen) ||
+							  !all_ascii(args[0].u.s.p, args[0].u.s.len) || !all_ascii(p, plen)))
 					return AP_EV_FALLBACK;
 				if (ap_vm_like(args[0].u.s.p, args[0].u.s.len, p, plen, icase, cx->utf8,
 							   &m) != AP_EV_VALUE)
@@ -461,6 +465,8 @@ ap_vm_string(int fn, int nargs, const ApVal *args, ApEvalCtx *cx, ApVal *out)
 				{
 					unsigned char c = s[i];
 
+					if (c & 0x80)
+						return AP_EV_FALLBACK;
 					if (fn == AP_FN_UPPER && c >= 'a' && c <= 'z')
 						c = (unsigned char) (c - 'a' + 'A');
 					else if (fn == AP_FN_LOWER && c >= 'A' && c <= 'Z')

@@ -39,8 +39,12 @@
  *	  (overflow, division by zero, bad substring length): the disk then hands
  *	  the tuple to the host, whose evaluation raises PostgreSQL's own error,
  *	  so errors stay identical.  Functions that count characters ship only
- *	  under UTF8 or SQL_ASCII; ILIKE/upper/lower only under a C ctype; LIKE
- *	  only under a deterministic collation (PostgreSQL refuses the others).
+ *	  under UTF8 or SQL_ASCII; ILIKE/upper/lower under a C ctype or a
+ *	  collation whose case mapping of the 26 ASCII letters is probed to be
+ *	  ASCII's (ap_ctype_folds_ascii: C.UTF-8, English, not Turkish), the disk
+ *	  deciding only all-ASCII values, and ILIKE not with a constant pattern
+ *	  of other bytes; LIKE only under a deterministic collation
+ *	  (PostgreSQL refuses the others).
  *	  Field names of extract/date_part/date_trunc and numeric typmods must be
  *	  constants, and only fields PostgreSQL accepts for the argument type.
  *	- CASE (the simple form is shipped as the searched form, its CaseTestExpr
@@ -399,6 +403,78 @@ ap_pattern_ok(Node *node)
 }
 
 /*
+ * Does collation collid fold the case of ASCII text as the disk does (ASCII
+ * letters to ASCII letters, nothing else)?  Under a C ctype PostgreSQL folds
+ * only ASCII letters.  Under any other ctype lower() and upper() follow the
+ * locale, which for text of ASCII letters alone maps each letter by itself
+ * (no context: the special cases of Lithuanian, Greek and the like need
+ * other characters) and agrees with ASCII except in Turkish and Azeri, whose
+ * I and i are dotless and dotted.  So the probe folds the 26 letters both
+ * ways with the collation itself, once per collation and backend; the disk
+ * hands every value with a non-ASCII byte to the host (vm_str.c).  ILIKE
+ * under a multibyte encoding lowercases both sides with lower(), so the same
+ * answer holds for it.
+ */
+#define AP_CASE_PROBES		16
+
+static bool
+ap_ctype_folds_ascii(Oid collid)
+{
+	static Oid	probed[AP_CASE_PROBES];
+	static bool answer[AP_CASE_PROBES];
+	static int	nprobed = 0;
+	text	   *lo;
+	text	   *up;
+	bool		ok;
+
+	if (!OidIsValid(collid))
+		return false;
+	if (ApCtypeIsC(collid))
+		return true;
+	for (int i = 0; i < nprobed; i++)
+	{
+		if (probed[i] == collid)
+			return answer[i];
+	}
+	lo = DatumGetTextPP(DirectFunctionCall1Coll(lower, collid,
+												CStringGetTextDatum("ABCDEFGHIJKLMNOPQRSTUVWXYZ")));
+	up = DatumGetTextPP(DirectFunctionCall1Coll(upper, collid,
+												CStringGetTextDatum("abcdefghijklmnopqrstuvwxyz")));
+	ok = VARSIZE_ANY_EXHDR(lo) == 26 && memcmp(VARDATA_ANY(lo), "abcdefghijklmnopqrstuvwxyz", 26) == 0 &&
+		VARSIZE_ANY_EXHDR(up) == 26 && memcmp(VARDATA_ANY(up), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26) == 0;
+	if (nprobed < AP_CASE_PROBES)
+	{
+		probed[nprobed] = collid;
+		answer[nprobed++] = ok;
+	}
+	return ok;
+}
+
+/*
+ * Is node a text constant with a non-ASCII byte?  (A parameter's value is
+ * not known here; the disk hands such rows to the host.)
+ */
+static bool
+ap_non_ascii_const(Node *node)
+{
+	text	   *t;
+	const char *p;
+
+	while (node != NULL && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node == NULL || !IsA(node, Const) || ((Const *) node)->constisnull)
+		return false;
+	t = DatumGetTextPP(((Const *) node)->constvalue);
+	p = VARDATA_ANY(t);
+	for (int i = 0; i < (int) VARSIZE_ANY_EXHDR(t); i++)
+	{
+		if (IS_HIGHBIT_SET(p[i]))
+			return true;
+	}
+	return false;
+}
+
+/*
  * A whitelisted value-producing function call (FuncExpr or a non-comparison
  * OpExpr): collation, encoding and constant-argument rules, then the shipped
  * arguments.
@@ -418,8 +494,11 @@ ap_function_shippable(Oid funcid, List *args, Oid inputcollid, Oid resulttype,
 		return false;
 	if ((f->flags & AP_F_CHARS) && !ap_encoding_ok())
 		return false;
-	if ((f->flags & AP_F_COLL_C) &&
-		(!OidIsValid(inputcollid) || !ApCtypeIsC(inputcollid)))
+	if ((f->flags & AP_F_COLL_C) && !ap_ctype_folds_ascii(inputcollid))
+		return false;
+	/* a pattern with other bytes would send every row to the host */
+	if ((f->fn == AP_FN_ILIKE || f->fn == AP_FN_NOT_ILIKE) &&
+		(list_length(args) != 2 || ap_non_ascii_const(lsecond(args))))
 		return false;
 	if ((f->flags & AP_F_COLL_DET) && !ap_collation_deterministic(inputcollid))
 		return false;
