@@ -31,8 +31,8 @@ bool		ApLookupDateTzOperator(Oid funcid, ApOp *op, bool *date_left);
 
 /* Flags of a whitelisted value-producing function (ApFunction.flags). */
 #define AP_F_CHARS			0x01	/* counts characters: UTF8/SQL_ASCII only */
-#define AP_F_COLL_C			0x02	/* ctype must be C (ASCII case folding) */
-#define AP_F_COLL_DET		0x04	/* collation must be deterministic (LIKE) */
+#define AP_F_COLL_C			0x02	/* ctype folds ASCII as ASCII (C, or probed) */
+#define AP_F_COLL_DET		0x04	/* collation must be deterministic (LIKE, ILIKE) */
 #define AP_F_FIELD			0x08	/* arg 1 is a constant field name, not shipped */
 #define AP_F_TRUNC			0x10	/* with AP_F_FIELD: date_trunc's field set */
 #define AP_F_TYPMOD			0x20	/* arg 2 is a constant typmod, not shipped */
