@@ -43,10 +43,10 @@ VACUUM ANALYZE pf;
 RESET client_min_messages;
 
 -- Each comparison of a column with constants around its edges, every operator.
-CREATE FUNCTION pf_matrix(col text, consts text[]) RETURNS SETOF text
+CREATE FUNCTION pf_matrix(col text, consts text[], tab text DEFAULT 'pf') RETURNS SETOF text
 LANGUAGE sql AS $$
 	SELECT format('%s %s %s: %s', col, op, c,
-		ap_check(format('SELECT id FROM pf WHERE %s %s %s', col, op, c)))
+		ap_check(format('SELECT id FROM %s WHERE %s %s %s', tab, col, op, c)))
 	FROM unnest(consts) WITH ORDINALITY AS cs(c, i),
 		unnest(ARRAY['<', '<=', '=', '<>', '>', '>=']) WITH ORDINALITY AS ops(op, j)
 	ORDER BY i, j
@@ -109,18 +109,10 @@ UPDATE pfn SET q = NULL WHERE id % 29 = 0;
 UPDATE pfn SET x = NULL WHERE id % 31 = 0;
 VACUUM ANALYZE pfn;
 RESET client_min_messages;
-CREATE FUNCTION pfn_matrix(col text, consts text[]) RETURNS SETOF text
-LANGUAGE sql AS $$
-	SELECT format('%s %s %s: %s', col, op, c,
-		ap_check(format('SELECT id FROM pfn WHERE %s %s %s', col, op, c)))
-	FROM unnest(consts) WITH ORDINALITY AS cs(c, i),
-		unnest(ARRAY['<', '<=', '=', '<>', '>', '>=']) WITH ORDINALITY AS ops(op, j)
-	ORDER BY i, j
-$$;
-SELECT * FROM pfn_matrix('q', ARRAY['24', '24.00', '23.99', '24.001', '0', '-1',
-	'1000000000000000000', '0.5']);
-SELECT * FROM pfn_matrix('x', ARRAY['24', '23.9999', '-25', '0', '1e-30', '12345678901234567.89',
-	'99999999999999.99', '''NaN''::numeric', '''Infinity''::numeric', '0.0000000000000000001']);
+SELECT * FROM pf_matrix('q', ARRAY['24', '24.00', '23.99', '24.001', '0', '-1',
+	'1000000000000000000', '0.5'], 'pfn');
+SELECT * FROM pf_matrix('x', ARRAY['24', '23.9999', '-25', '0', '1e-30', '12345678901234567.89',
+	'99999999999999.99', '''NaN''::numeric', '''Infinity''::numeric', '0.0000000000000000001'], 'pfn');
 -- Q6's conjunction, checks merged on one column, and beside other checks.
 SELECT ap_check('SELECT id FROM pfn WHERE disc BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND q < 24');
 SELECT ap_check('SELECT count(*), sum(q * disc) FROM pfn WHERE disc >= 0.05 AND disc <= 0.07 AND q < 24');
@@ -130,7 +122,6 @@ SELECT ap_check('SELECT id FROM pfn WHERE q > 49.99 AND q < 50.01 AND x < 0');
 SELECT ap_check('SELECT id FROM pfn WHERE q >= 10 AND q < 5');
 SELECT ap_check('SELECT id, t FROM pfn WHERE disc = 0.00 AND t <> '''' AND q <= 3');
 
-DROP FUNCTION pfn_matrix(text, text[]);
 DROP TABLE pfn;
-DROP FUNCTION pf_matrix(text, text[]);
+DROP FUNCTION pf_matrix(text, text[], text);
 DROP TABLE pf;
