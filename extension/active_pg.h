@@ -118,6 +118,8 @@ bool		ApPathDominated(List *pathlist, Path *path, bool partial);
 int			ApLastAttno(RelOptInfo *rel, List *exprs);
 /* The host's best scan of rel at measured speed, its Seq Scan taking t_seq. */
 double		ApHostBestScan(RelOptInfo *rel, double t_seq);
+/* ... of its scans ordered by pathkeys, or -1 if it has none (planner.c). */
+double		ApHostSortedScan(RelOptInfo *rel, double t_seq, List *pathkeys);
 /* Pattern matches (LIKE, regular expressions) in clauses, per tuple. */
 double		ApPatternOps(List *clauses);
 /* Is the pushed-down plan the host's own beats at measured speed (planner.c)? */

@@ -31,8 +31,11 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "catalog/pg_aggregate_d.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -366,12 +369,59 @@ ap_agg_state_bytes(RelOptInfo *rel, Aggref *aggref, int *nstates)
  * costed by the same model) as the two predictions do.  That exchange rate
  * prices the host at host_scan_ns_per_byte, which serves the comparison with
  * PostgreSQL's index paths into big tables but overstates a small table's
- * Seq Scan: *host_s is the host's own best scan (ApHostBestScan) and its
- * HashAggregate at measured speed, and ActiveAgg is not offered where that is faster (ApHostSlower,
- * sure of the host's time when its groups fit hash_mem;
- * supplier's 10,000 rows grouped by nation took 6.3 ms as ActiveAgg, 1.5 ms
- * on the host).  Returns the predicted seconds.
+ * Seq Scan: *host_s is the host's own best aggregation at measured speed,
+ * its best scan (ApHostBestScan) under a HashAggregate or, where an index
+ * returns the rows ordered by the grouping keys (group_pathkeys), that scan
+ * under a GroupAggregate, and ActiveAgg is not offered where that is faster
+ * (ApHostSlower; *host_sure when the HashAggregate is the faster and its
+ * groups fit hash_mem).  Supplier's 10,000 rows grouped by nation took
+ * 6.3 ms as ActiveAgg, 1.5 ms on the host.  Orders' 1.5 million grouped by
+ * o_custkey for a count took 200 ms as ActiveAgg (its merge table spilling
+ * 100,000 groups; predicted 305 ms), 127 ms as PostgreSQL's GroupAggregate
+ * over the index-only scan of orders_custkey_idx (predicted 128 ms).  Not
+ * sure of a GroupAggregate's win: the model's ActiveAgg of many groups errs
+ * high (partsupp's 800,000 rows by ps_partkey: 105 ms, predicted 218 ms,
+ * against 175 ms for the GroupAggregate over partsupp_pkey, predicted
+ * 165 ms), so it must be twice as fast.  Returns the predicted seconds.
  */
+/*
+ * How far rel's rows lie in the order of one of the grouping keys: the
+ * largest squared correlation PostgreSQL's statistics hold for a key that
+ * is a column of rel (btcostestimate reads the same slot), 0 if none.  A
+ * correlation under AP_AGG_ORDER_MIN is the noise of ANALYZE's sample of an
+ * unordered column (0.002 for m_big's k = id % 1000 in 090_model), and
+ * counts as none: the plan must not move with the sample.
+ */
+#define AP_AGG_ORDER_MIN	0.1
+
+static double
+ap_agg_key_order(PlannerInfo *root, RelOptInfo *rel, List *keys)
+{
+	double		best = 0.0;
+	ListCell   *lc;
+
+	foreach(lc, keys)
+	{
+		Node	   *key = lfirst(lc);
+		VariableStatData vardata;
+		AttStatsSlot sslot;
+
+		if (!IsA(key, Var) || ((Var *) key)->varno != rel->relid)
+			continue;
+		examine_variable(root, key, 0, &vardata);
+		if (HeapTupleIsValid(vardata.statsTuple) &&
+			get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_CORRELATION,
+							 InvalidOid, ATTSTATSSLOT_NUMBERS))
+		{
+			if (sslot.nnumbers > 0 && fabs(sslot.numbers[0]) >= AP_AGG_ORDER_MIN)
+				best = Max(best, (double) sslot.numbers[0] * sslot.numbers[0]);
+			free_attstatsslot(&sslot);
+		}
+		ReleaseVariableStats(vardata);
+	}
+	return Min(best, 1.0);
+}
+
 /* One group in the host's merge table: its key tuple, states and entry. */
 static double
 ap_agg_host_group_bytes(PathTarget *target, List *aggrefs)
@@ -383,7 +433,8 @@ ap_agg_host_group_bytes(PathTarget *target, List *aggrefs)
 static double
 ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 			List *aggrefs, List *having, const AggClauseCosts *aggcosts,
-			double ngroups, PathTarget *target, CustomPath *cpath, double *host_s)
+			double ngroups, PathTarget *target, List *group_pathkeys,
+			CustomPath *cpath, double *host_s, bool *host_sure)
 {
 	Path	   *path = &cpath->path;
 	int			nkeys = list_length(keys);
@@ -401,6 +452,8 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	ApModelResult m;
 	Cost		host_cost;
 	Cost		startup;
+	double		t_seq;
+	double		t_sorted;
 	ListCell   *lc;
 
 	if (aggcosts == NULL)
@@ -432,6 +485,7 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	in.tuples = rel->tuples;
 	in.rows_passed = passed;
 	in.groups = ngroups;
+	in.key_order = ap_agg_key_order(root, rel, keys);
 	/* hashing the keys and the transition functions with their arguments */
 	in.agg_ops = nkeys + aggcosts->transCost.per_tuple / op_cost;
 	in.disk_ops = disk_qual.per_tuple / op_cost + sel * in.agg_ops;
@@ -466,14 +520,22 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 	path->startup_cost = path->total_cost;
 	cpath->custom_private = lappend(cpath->custom_private, ApModelToList(&m));
 
-	*host_s = ApHostBestScan(rel,
-							 ApModelSeqScanSeconds(rel->tuples,
-												   ApLastAttno(rel,
-															   list_concat(list_concat_copy(keys, aggrefs),
-																		   disk_ri)),
-												   disk_qual.per_tuple / op_cost,
-												   ApPatternOps(disk_ri))) +
-		ApModelHostAggSeconds(passed, ngroups, in.agg_ops);
+	t_seq = ApModelSeqScanSeconds(rel->tuples,
+								  ApLastAttno(rel, list_concat(list_concat_copy(keys, aggrefs),
+															   disk_ri)),
+								  disk_qual.per_tuple / op_cost, ApPatternOps(disk_ri));
+	*host_s = ApHostBestScan(rel, t_seq) + ApModelHostAggSeconds(passed, ngroups, in.agg_ops);
+	*host_sure = ngroups * in.host_group_bytes <= in.host_mem_bytes;
+	t_sorted = ApHostSortedScan(rel, t_seq, group_pathkeys);
+	if (t_sorted >= 0)
+	{
+		t_sorted += ApModelHostGroupAggSeconds(passed, ngroups, in.agg_ops - nkeys);
+		if (t_sorted < *host_s)
+		{
+			*host_s = t_sorted;
+			*host_sure = false;
+		}
+	}
 	return m.t_active;
 }
 
@@ -483,8 +545,8 @@ ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
  */
 static void
 ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
-				PathTarget *target, List *groupclause, Node *havingqual,
-				const AggClauseCosts *aggcosts)
+				PathTarget *target, List *groupclause, List *group_pathkeys,
+				Node *havingqual, const AggClauseCosts *aggcosts)
 {
 	Query	   *parse = root->parse;
 	List	   *disk_ri;
@@ -499,6 +561,7 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 	double		ngroups;
 	double		t_active;
 	double		host_s;
+	bool		host_sure;
 
 	if (parse->groupingSets != NIL || parse->hasTargetSRFs)
 		return;
@@ -602,10 +665,8 @@ ap_add_agg_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel
 									makeInteger((int) input_rel->relid));
 	cpath->methods = &ap_agg_path_methods;
 	t_active = ap_agg_cost(root, input_rel, disk_ri, keys, aggrefs, having, aggcosts,
-						   ngroups, target, cpath, &host_s);
-	if (ApHostSlower(t_active, host_s,
-					 ngroups * ap_agg_host_group_bytes(target, aggrefs) <=
-					 (double) get_hash_memory_limit(), 1.0))
+						   ngroups, target, group_pathkeys, cpath, &host_s, &host_sure);
+	if (ApHostSlower(t_active, host_s, host_sure, 1.0))
 		return;					/* the host's own aggregation is faster */
 	if ((!active_pg_force && ApPathDominated(output_rel->pathlist, &cpath->path, false)) ||
 		!ApExtensionCreated())
@@ -646,7 +707,8 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		if (root->parse->hasAggs)
 			get_agg_clause_costs(root, AGGSPLIT_SIMPLE, &aggcosts);
 		ap_add_agg_path(root, input_rel, output_rel, output_rel->reltarget,
-						root->parse->groupClause, gextra->havingQual, &aggcosts);
+						root->parse->groupClause, root->group_pathkeys,
+						gextra->havingQual, &aggcosts);
 	}
 	else if (stage == UPPERREL_DISTINCT)
 	{
@@ -663,7 +725,7 @@ ap_create_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 			return;
 		/* the distinct rel has no target of its own; the planner keeps it here */
 		ap_add_agg_path(root, input_rel, output_rel, root->upper_targets[UPPERREL_DISTINCT],
-						parse->distinctClause, NULL, NULL);
+						parse->distinctClause, root->distinct_pathkeys, NULL, NULL);
 	}
 }
 

@@ -56,6 +56,7 @@ typedef struct ApModelInput
 	/* AP_MODEL_OP_AGG only */
 	double		rows_passed;	/* tuples that pass the disk quals and are aggregated */
 	double		groups;			/* groups of the whole input */
+	double		key_order;		/* 0..1: how far the rows lie in key order (correlation^2) */
 	double		agg_ops;		/* host operator evaluations per aggregated row */
 	double		merge_ops;		/* host operator evaluations per partial group merged */
 	double		disk_group_bytes;	/* one group in a disk's hash table */
@@ -132,6 +133,8 @@ double		ApModelHostCost(double seconds, double pages, double tuples, double qual
 							double host_cost);
 /* Seconds of PostgreSQL's HashAggregate above that scan (see model.c). */
 double		ApModelHostAggSeconds(double rows_passed, double groups, double agg_ops);
+/* PostgreSQL's GroupAggregate over input ordered by its keys, beyond its scan. */
+double		ApModelHostGroupAggSeconds(double rows_passed, double groups, double trans_ops);
 
 /*
  * PostgreSQL cost of the prediction: host_cost is what PostgreSQL charges

@@ -507,6 +507,36 @@ ApHostBestScan(RelOptInfo *rel, double t_seq)
 }
 
 /*
+ * The host's best scan of rel that returns its rows ordered by pathkeys (an
+ * index or index-only scan), at measured speed as in ApHostBestScan; -1 if
+ * rel has none.
+ */
+double
+ApHostSortedScan(RelOptInfo *rel, double t_seq, List *pathkeys)
+{
+	double		seq_cost = ap_seq_scan_cost(rel);
+	double		best = -1;
+	ListCell   *lc;
+
+	if (seq_cost <= 0 || pathkeys == NIL)
+		return best;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+		double		t;
+
+		if (path->param_info != NULL ||
+			(path->pathtype != T_IndexScan && path->pathtype != T_IndexOnlyScan) ||
+			!pathkeys_contained_in(pathkeys, path->pathkeys))
+			continue;
+		t = t_seq * path->total_cost / seq_cost;
+		if (best < 0 || t < best)
+			best = t;
+	}
+	return best;
+}
+
+/*
  * Probes PostgreSQL expects to visit fewer heap pages than this keep its
  * estimate (ap_price_index_paths): measured on TPC-H SF 1, Q5's and Q18's
  * lineitem_pkey probes, 7.6 pages each by PostgreSQL's estimate of 16 rows
