@@ -1,0 +1,1 @@
+select count(*) from orders where to_char(o_orderdate, 'YYYY') = '1996'

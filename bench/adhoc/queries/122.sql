@@ -1,0 +1,1 @@
+select count(*) from part where p_name similar to '%(almond|ivory)%'

@@ -1,0 +1,1 @@
+select count(*) from orders where o_totalprice::int % 7 = 0

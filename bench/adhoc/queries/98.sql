@@ -1,0 +1,1 @@
+select count(*) from orders where o_orderkey % 100 = 0
