@@ -477,16 +477,35 @@ ApModelHostCost(double seconds, double pages, double tuples, double qual_ops, do
 
 /*
  * The least cost any pushed-down scan of a relation can have (see model.h):
- * its start alone, converted at the exchange rate of the host's Seq Scan
- * as ApModelCost converts.  The traditional time is bounded from above
- * (every qual operator on every tuple), so the floor is never above the
- * cost ApModelPredict's path gets.  Emulated drives or interconnects slow
- * the traditional server beyond that bound: no floor then.
+ * its start plus the disks' pass over every page, the larger of reading
+ * them and the least CPU that takes (the cheapest operator's w, no
+ * operator, or a pages-mode copy, on all the cores there are), converted at the exchange rate of
+ * the host's Seq Scan as ApModelCost converts.  ApModelPredict's t_active
+ * is never below that: its read and disk CPU terms only grow with quals,
+ * shipped rows, groups, filters and emulation, and a partial path keeps
+ * them whole.  The traditional time is bounded from above (every qual
+ * operator on every tuple), so the floor is never above the cost
+ * ApModelPredict's path gets.  Emulated drives or interconnects slow the
+ * traditional server beyond that bound: no floor then.
  */
 double
 ApModelCostFloor(double pages, double tuples, double qual_ops, double host_cost, int ndisks)
 {
-	return ApModelHostCost(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * Max(ndisks, 1),
+	int			d = Max(ndisks, 1);
+	double		n_in = Max(pages, 0.0) * BLCKSZ;
+	double		w_min = ap_w_rel[0];
+	double		read_s;
+	double		cpu_s;
+
+	for (int op = 1; op < AP_MODEL_NOPS; op++)
+		w_min = Min(w_min, ap_w_rel[op]);
+	read_s = n_in / ((active_pg_direct_io ? AP_DEVICE_MBPS_DIRECT : AP_DEVICE_MBPS_BUFFERED) *
+					 AP_MB);
+	/* pages mode only copies pages */
+	cpu_s = n_in * Min(active_pg_disk_scan_ns_per_byte * w_min, AP_PAGE_SHIP_NS_PER_BYTE) *
+		1e-9 / Min(d, ApModelCores());
+	return ApModelHostCost(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * d +
+						   ap_max(read_s, cpu_s),
 						   pages, tuples, qual_ops, host_cost);
 }
 

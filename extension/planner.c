@@ -710,11 +710,15 @@ ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
 
 /*
  * Has rel an unparameterized path far cheaper than any ActiveScan could be?
- * Every ActiveScan pays its disks' start; ApModelCostFloor bounds its cost
- * from below, and a quarter of that (a parallel share of the start) is
- * still dearer than an index lookup.  Such a relation gets no ActiveScan,
- * and its quals are neither classified nor costed: OLTP planning stays as
- * cheap as without the extension.
+ * Every ActiveScan pays its disks' start and their pass over every page;
+ * ApModelCostFloor bounds its cost from below, and a path under a quarter
+ * of that (an index lookup, a selective range of a big table's index) is
+ * cheaper than any pushed-down plan of the relation could be.  Such a
+ * relation gets no ActiveScan, and its quals are neither classified nor
+ * costed: OLTP planning stays as cheap as without the extension (before
+ * the pages counted, only the start did, and a range of 100 keys of
+ * lineitem's index, cost 164 against a floor of 221, went on to a new
+ * session's first look at pg_extension: 0.035 ms of a 0.5 ms plan).
  */
 static bool
 ap_cheap_path_exists(RelOptInfo *rel)
