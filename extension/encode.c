@@ -43,6 +43,7 @@
 #include "utils/date.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "active_pg.h"
@@ -273,6 +274,24 @@ ap_encode_function(const ApFunction *f, List *args, Oid resulttype, ApEncodeCont
 			!ApDateFieldOf(linitial(args), ApTypeKindOf(exprType(arg)),
 						   (f->flags & AP_F_TRUNC) != 0, &field))
 			elog(ERROR, "unexpected date field in ActiveScan disk expression");
+		if (i == 2 && (f->flags & AP_F_REGEX))
+		{
+			/* the regular expression's LIKE pattern (shippable.c checked it translates) */
+			Node	   *re = arg;
+			text	   *t;
+			char	   *like;
+
+			while (IsA(re, RelabelType))
+				re = (Node *) ((RelabelType *) re)->arg;
+			if (!IsA(re, Const) || ((Const *) re)->constisnull)
+				elog(ERROR, "unexpected regular expression in ActiveScan disk expression");
+			t = DatumGetTextPP(((Const *) re)->constvalue);
+			like = ApRegexAsLike(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+			if (like == NULL)
+				elog(ERROR, "unexpected regular expression in ActiveScan disk expression");
+			enc[nargs++] = ap_konst(TEXTOID, CStringGetTextDatum(like), false);
+			continue;
+		}
 		enc[nargs] = ap_encode(arg, ctx);
 		/* date_part(text, date) is date_part(text, date::timestamp) */
 		if ((f->flags & AP_F_DATE_AS_TS) && ApTypeKindOf(exprType(arg)) == AP_TYPE_DATE)

@@ -475,6 +475,94 @@ ap_non_ascii_const(Node *node)
 }
 
 /*
+ * Regular expressions as LIKE patterns.  A regular expression of
+ * PostgreSQL's default flavour (ARE, no embedded options) made of literal
+ * characters, '.' (any one character: LIKE's '_'), '.*' (any run: '%'), a
+ * leading '^' and a trailing '$' matches exactly the strings the LIKE
+ * pattern built from it matches: an unanchored end is a '%', literal '%',
+ * '_' are escaped.  Without the 'n' flag '.' matches a newline too, as '_'
+ * and '%' do, and '^' and '$' anchor the whole string.  Any other
+ * metacharacter (a backslash, brackets, parentheses, braces, '|', '+', '?',
+ * '*' after anything but '.', '^' or '$' inside) has no such equivalent
+ * here, and the expression stays on the host.  Case-insensitive matching
+ * (~*) is ILIKE's under the same rules (ASCII case folding, shippable
+ * only under collations that fold ASCII as ASCII, non-ASCII values handed
+ * back by the disks).  Used for TPC-H-like filters such as
+ * o_comment ~ 'special.*requests'.
+ */
+char *
+ApRegexAsLike(const char *re, int len)
+{
+	StringInfoData like;
+	int			i = 0;
+	int			end = len;
+	bool		anchored_end = false;
+
+	initStringInfo(&like);
+	if (end > 0 && re[0] == '^')
+		i = 1;
+	else
+		appendStringInfoChar(&like, '%');
+	if (end > i && re[end - 1] == '$')
+	{
+		anchored_end = true;
+		end--;
+	}
+	while (i < end)
+	{
+		char		c = re[i];
+
+		if (c == '.' && i + 1 < end && re[i + 1] == '*')
+		{
+			if (like.len == 0 || like.data[like.len - 1] != '%' ||
+				(like.len >= 2 && like.data[like.len - 2] == '\\'))
+				appendStringInfoChar(&like, '%');
+			i += 2;
+			continue;
+		}
+		if (c == '.')
+			appendStringInfoChar(&like, '_');
+		else if (strchr("[](){}|*+?^$\\", c) != NULL || c == '\0')
+		{
+			pfree(like.data);
+			return NULL;
+		}
+		else
+		{
+			if (c == '%' || c == '_')
+				appendStringInfoChar(&like, '\\');
+			appendStringInfoChar(&like, c);
+		}
+		i++;
+	}
+	if (!anchored_end &&
+		(like.len == 0 || like.data[like.len - 1] != '%' ||
+		 (like.len >= 2 && like.data[like.len - 2] == '\\')))
+		appendStringInfoChar(&like, '%');
+	return like.data;
+}
+
+/* Is node a non-null text constant holding a regular expression ApRegexAsLike translates? */
+static bool
+ap_regex_translatable(Node *node)
+{
+	text	   *t;
+	char	   *like;
+
+	while (node != NULL && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node == NULL || !IsA(node, Const) || ((Const *) node)->constisnull ||
+		((Const *) node)->consttype != TEXTOID)
+		return false;
+	t = DatumGetTextPP(((Const *) node)->constvalue);
+	like = ApRegexAsLike(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	if (like == NULL)
+		return false;
+	pfree(like);
+	return true;
+}
+
+/*
  * A whitelisted value-producing function call (FuncExpr or a non-comparison
  * OpExpr): collation, encoding and constant-argument rules, then the shipped
  * arguments.
@@ -505,6 +593,8 @@ ap_function_shippable(Oid funcid, List *args, Oid inputcollid, Oid resulttype,
 	if ((f->fn == AP_FN_LIKE || f->fn == AP_FN_NOT_LIKE || f->fn == AP_FN_ILIKE ||
 		 f->fn == AP_FN_NOT_ILIKE) &&
 		(list_length(args) != 2 || !ap_pattern_ok(lsecond(args))))
+		return false;
+	if ((f->flags & AP_F_REGEX) && !ap_regex_translatable(lsecond(args)))
 		return false;
 	if (f->flags & AP_F_TYPMOD)
 	{

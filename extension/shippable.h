@@ -37,6 +37,8 @@ bool		ApLookupDateTzOperator(Oid funcid, ApOp *op, bool *date_left);
 #define AP_F_TRUNC			0x10	/* with AP_F_FIELD: date_trunc's field set */
 #define AP_F_TYPMOD			0x20	/* arg 2 is a constant typmod, not shipped */
 #define AP_F_DATE_AS_TS		0x40	/* the date argument is cast to timestamp first */
+#define AP_F_REGEX			0x80	/* arg 2, a constant regular expression, travels
+									 * as the LIKE pattern it equals (ApRegexAsLike) */
 
 /* One whitelisted value-producing function: how it travels as a FuncCall. */
 typedef struct ApFunction
@@ -48,6 +50,14 @@ typedef struct ApFunction
 
 /* The whitelist entry of a function, NULL if not shippable. */
 const ApFunction *ApLookupFunction(Oid funcid);
+
+/*
+ * The LIKE pattern (backslash escapes) that matches exactly the strings a
+ * regular expression of PostgreSQL's default flavour matches, or NULL if it
+ * has none that this translation knows: literal characters, '.' and '.*',
+ * a leading '^' and a trailing '$' (shippable.c).
+ */
+char	   *ApRegexAsLike(const char *re, int len);
 
 /*
  * The ApDateField named by a constant field argument of extract, date_part

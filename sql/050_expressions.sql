@@ -89,6 +89,54 @@ SELECT ap_check('SELECT id FROM ex WHERE upper(tx COLLATE "C.utf8") = ''TXT 12''
 SELECT ap_check('SELECT id, upper(tx COLLATE "C.utf8") AS u, lower(vc COLLATE "C.utf8") AS l, upper(bc COLLATE "C.utf8") AS b FROM ex');
 SELECT ap_check('SELECT id FROM ex WHERE tx ILIKE ''TXT 2%'' COLLATE "C.utf8" OR vc NOT ILIKE ''vc1%'' COLLATE "C.utf8" OR vc ILIKE ''%mlaut'' COLLATE "C.utf8"');
 SELECT ap_check('SELECT id FROM ex WHERE tx COLLATE "C.utf8" ILIKE ''%É'' OR bc ILIKE ''ÜÜ'' COLLATE "C.utf8"');
+
+-- Regular expressions made of literals, '.', '.*' and the anchors run at the
+-- disks as the LIKE patterns they equal (shippable.c, ApRegexAsLike); every
+-- other one stays on the host.  Each pattern with ~, !~, ~* and !~* over
+-- values with newlines, LIKE's own wildcards, regex metacharacters, case
+-- and non-ASCII letters, against stock.
+CREATE TABLE rx (id int, t text, v varchar(20));
+INSERT INTO rx VALUES (1, '', ''), (2, 'a', 'A'), (3, 'abc', 'ABC'), (4, 'xabcx', 'xAbCx'),
+	(5, E'a\nb', E'A\nB'), (6, 'a%b', 'A%B'), (7, 'a_b', 'A_B'), (8, 'aXb', 'axb'), (9, 'ab', 'AB'),
+	(10, 'special requests', 'SPECIAL Requests'), (11, 'ümlaut', 'ÜMLAUT'), (12, NULL, NULL),
+	(13, 'a.b', 'A.B'), (14, '$x', '^X'), (15, 'abcabc', 'ABCABC'), (16, 'b', 'Ba'), (17, E'\n', 'é');
+ANALYZE rx;
+DO $$
+DECLARE
+	disk_patterns text[] := ARRAY['', 'a', '^a', 'b$', '^ab$', 'a.b', 'a.*b', '^a.*c$', '%', '_',
+		'a%b', 'a_b', '.', '^.$', '^$', '.*', '^.*$', 'special.*requests', 'ü', 'x', 'c.*.*a', '^', '$'];
+	host_patterns text[] := ARRAY['a\.b', '[ab]', 'a|b', 'ab*', 'a+', '(?i)a', 'a$b', 'x^', '^a*',
+		'ab?', 'a{2}', '\ma'];
+	ops text[] := ARRAY['~', '!~', '~*', '!~*'];
+	pat text;
+	op text;
+	q text;
+	line text;
+	on_disk bool;
+BEGIN
+	FOREACH pat IN ARRAY disk_patterns || host_patterns LOOP
+		FOREACH op IN ARRAY ops LOOP
+			q := format('SELECT id FROM rx WHERE t %s %L OR v %s %L', op, pat, op, pat);
+			PERFORM ap_check(q);
+			on_disk := false;
+			PERFORM set_config('active_pg.force_pushdown', 'on', true);
+			FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+				IF line LIKE '%Disk Filter%' THEN
+					on_disk := true;
+				END IF;
+			END LOOP;
+			PERFORM set_config('active_pg.force_pushdown', 'off', true);
+			-- ~* and !~* of a non-ASCII pattern stay on the host, as ILIKE's
+			IF on_disk <> (pat = ANY (disk_patterns) AND NOT (op LIKE '%*' AND pat ~ '[^\x01-\x7f]')) THEN
+				RAISE EXCEPTION 'regular expression % %: on the disks = %', op, pat, on_disk;
+			END IF;
+		END LOOP;
+	END LOOP;
+END
+$$;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id FROM rx WHERE t ~ '^a.*c$' AND v !~* 'b_%' AND t ~ 'a[bc]';
+RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT id FROM ex WHERE tx || vc = ''txt 1Vc1'' OR vc || ''!'' = ''Vc5!''');
 SELECT ap_check('SELECT id FROM ex WHERE bc = ''c1'' OR bc::text || ''|'' = ''c2|''');
 
@@ -274,6 +322,7 @@ SELECT count(*) FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int F
 SELECT id FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
 SELECT count(*) FROM ex_edge WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
 RESET active_pg.enable;
+DROP TABLE rx;
 DROP TABLE ex_empty;
 RESET active_pg.force_pushdown;
 SET active_pg.force_pushdown = on;
