@@ -112,6 +112,8 @@ void		ApPlannerInit(void);
 bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
 /* Is the extension created in this database (cached until DDL)? */
 bool		ApExtensionCreated(void);
+/* The least cost any pushed-down scan of base relation rel can have (planner.c). */
+Cost		ApRelCostFloor(RelOptInfo *rel);
 /* Would add_path (partial: add_partial_path) surely reject this unordered path? */
 bool		ApPathDominated(List *pathlist, Path *path, bool partial);
 /* Highest attribute of rel that exprs (expressions or RestrictInfos) read. */

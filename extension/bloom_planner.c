@@ -451,6 +451,40 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 }
 
 /*
+ * Would add_path surely reject any Bloom path of joinrel filtering base
+ * relation b's scan?  Such a path costs at least b's floor (ApRelCostFloor:
+ * the filtered scan keeps the disks' start and pass over every page) and
+ * starts no sooner than small's cheapest path has run (the filter is built
+ * from it, or the Hash Join above hashes it first).  An unparameterized path
+ * of joinrel under a quarter of that floor, starting no later, no more
+ * disabled (PostgreSQL 18 compares that first), dominates it: two index
+ * lookups joined by a nested loop (bench/adhoc 107) then plan without the
+ * filters' selectivities, labels and costs.  Not under the testing
+ * switches, which make Bloom paths win where they can.
+ */
+static bool
+ap_bloom_cannot_win(RelOptInfo *joinrel, RelOptInfo *b, RelOptInfo *small)
+{
+	Cost		floor;
+	Cost		small_total;
+	ListCell   *lc;
+
+	if (active_pg_force || active_pg_force_bloom || small->cheapest_total_path == NULL)
+		return false;
+	floor = ApRelCostFloor(b);
+	small_total = small->cheapest_total_path->total_cost;
+	foreach(lc, joinrel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->param_info == NULL && ApPathDisabledNodes(path) == 0 &&
+			path->total_cost < 0.25 * floor && path->startup_cost <= small_total)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Offer the join of bigrel (B or one of our chains over B) and small in
  * which B's scan carries one more filter, of small's keys.
  */
@@ -474,6 +508,8 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	 * even where force_bloom would take it.
 	 */
 	if (small->rows > b->rows)
+		return;
+	if (ap_bloom_cannot_win(joinrel, b, small))
 		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);

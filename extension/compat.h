@@ -174,6 +174,18 @@ ApBaseRelids(PlannerInfo *root, Relids relids)
 #endif
 }
 
+/* Disabled nodes in a path (0 before 18, where disable_cost is in its costs). */
+static inline int
+ApPathDisabledNodes(const Path *a)
+{
+#if PG_VERSION_NUM >= 180000
+	return a->disabled_nodes;
+#else
+	(void) a;
+	return 0;
+#endif
+}
+
 /*
  * Do two paths count the same number of disabled plan nodes?  18 counts
  * them (disabled_nodes), and add_path compares that count before any cost;
