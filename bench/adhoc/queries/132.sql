@@ -1,0 +1,1 @@
+select count(*) from lineitem where l_shipmode = 'AIR' and l_orderkey in (select o_orderkey from orders where o_orderpriority = '1-URGENT' and o_orderdate >= date '1995-01-01' and o_orderdate < date '1995-04-01')

@@ -1,0 +1,1 @@
+select n_name, count(*) from supplier join nation on s_nationkey = n_nationkey where s_comment like '%Customer%Complaints%' group by 1 order by 1
