@@ -567,34 +567,43 @@ ApModelIndexScanSeconds(double tuples, double heap_pages, double miss_share, dou
 
 
 /*
+ * An aggregation on the host beyond its scan: row_ns and ops operators per
+ * passing row, group_ns per group.  0 under emulation, as
+ * ApModelSeqScanSeconds.
+ */
+static double
+ap_host_agg_seconds(double rows_passed, double groups, double ops, double row_ns,
+					double group_ns)
+{
+	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
+		return 0.0;
+	return (Max(rows_passed, 0.0) * (row_ns + Max(ops, 0.0) * AP_NS_PER_OP) +
+			Max(groups, 0.0) * group_ns) * 1e-9;
+}
+
+/*
  * PostgreSQL's HashAggregate on the host, beyond its scan: per passing row a
  * lookup and the transitions (agg_ops operators), per group an entry and its
- * finalization; the constants of the traditional server's prediction.  0
- * under emulation, as ApModelSeqScanSeconds.
+ * finalization; the constants of the traditional server's prediction.
  */
 double
 ApModelHostAggSeconds(double rows_passed, double groups, double agg_ops)
 {
-	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
-		return 0.0;
-	return (Max(rows_passed, 0.0) * (AP_HOST_AGG_ROW_NS + Max(agg_ops, 0.0) * AP_NS_PER_OP) +
-			Max(groups, 0.0) * AP_HOST_AGG_GROUP_NS) * 1e-9;
+	return ap_host_agg_seconds(rows_passed, groups, agg_ops, AP_HOST_AGG_ROW_NS,
+							   AP_HOST_AGG_GROUP_NS);
 }
 
 /*
  * PostgreSQL's GroupAggregate on the host over input ordered by its keys,
  * beyond its scan: per passing row the comparison of the keys and the
  * transitions (trans_ops operators), per group its finalization; no hash
- * table, so no cache misses and no spill.  0 under emulation, as
- * ApModelSeqScanSeconds.
+ * table, so no cache misses and no spill.
  */
 double
 ApModelHostGroupAggSeconds(double rows_passed, double groups, double trans_ops)
 {
-	if (active_pg_disk_media_mbps > 0 || active_pg_interconnect_mbps > 0)
-		return 0.0;
-	return (Max(rows_passed, 0.0) * (AP_HOST_GROUPAGG_ROW_NS + Max(trans_ops, 0.0) * AP_NS_PER_OP) +
-			Max(groups, 0.0) * AP_HOST_GROUPAGG_GROUP_NS) * 1e-9;
+	return ap_host_agg_seconds(rows_passed, groups, trans_ops, AP_HOST_GROUPAGG_ROW_NS,
+							   AP_HOST_GROUPAGG_GROUP_NS);
 }
 
 /* A scan's prediction with fewer rows shipped (see model.h). */
