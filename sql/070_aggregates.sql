@@ -76,6 +76,7 @@ SELECT ap_check('SELECT k, sum(n) s, avg(n) a, count(n) c, min(n) mi, max(n) ma,
 SELECT ap_check('SELECT extract(year FROM d), count(*), sum(i4 * 2), avg(n * (1 - n)) FROM ag GROUP BY 1', true, 'ActiveAgg');
 SELECT ap_check('SELECT date_trunc(''month'', ts), i2 / 10, max(tx), min(f8 + 1) FROM ag GROUP BY 1, 2', true, 'ActiveAgg');
 SELECT ap_check('SELECT k, sum(CASE WHEN tx LIKE ''tx1%'' THEN n ELSE 0 END) FROM ag GROUP BY k', true, 'ActiveAgg');
+SELECT ap_check('SELECT k, count(*) FILTER (WHERE tx ~ ''^tx1.*2''), sum(n) FILTER (WHERE tx !~* ''X3$'') FROM ag GROUP BY k', true, 'ActiveAgg');
 SELECT ap_check('SELECT coalesce(i2, -1) AS c, count(*) FROM ag GROUP BY 1', true, 'ActiveAgg');
 -- NULL keys form one group; NULL arguments are skipped
 SELECT ap_check('SELECT i2, count(*) cs, count(i4) c, sum(i8) FROM ag GROUP BY i2', true, 'ActiveAgg');
