@@ -93,13 +93,16 @@ SELECT ap_check('SELECT id FROM ex WHERE tx COLLATE "C.utf8" ILIKE ''%É'' OR bc
 -- Regular expressions made of literals, '.', '.*' and the anchors run at the
 -- disks as the LIKE patterns they equal (shippable.c, ApRegexAsLike); every
 -- other one stays on the host.  Each pattern with ~, !~, ~* and !~* over
--- values with newlines, LIKE's own wildcards, regex metacharacters, case
--- and non-ASCII letters, against stock.
-CREATE TABLE rx (id int, t text, v varchar(20));
-INSERT INTO rx VALUES (1, '', ''), (2, 'a', 'A'), (3, 'abc', 'ABC'), (4, 'xabcx', 'xAbCx'),
-	(5, E'a\nb', E'A\nB'), (6, 'a%b', 'A%B'), (7, 'a_b', 'A_B'), (8, 'aXb', 'axb'), (9, 'ab', 'AB'),
-	(10, 'special requests', 'SPECIAL Requests'), (11, 'ümlaut', 'ÜMLAUT'), (12, NULL, NULL),
-	(13, 'a.b', 'A.B'), (14, '$x', '^X'), (15, 'abcabc', 'ABCABC'), (16, 'b', 'Ba'), (17, E'\n', 'é');
+-- text, varchar and char(n) (padded, as for LIKE) values with newlines,
+-- LIKE's own wildcards, regex metacharacters, case and non-ASCII letters,
+-- against stock.
+CREATE TABLE rx (id int, t text, v varchar(20), c char(4));
+INSERT INTO rx VALUES (1, '', '', ''), (2, 'a', 'A', 'a'), (3, 'abc', 'ABC', 'abc'),
+	(4, 'xabcx', 'xAbCx', 'xab'), (5, E'a\nb', E'A\nB', E'a\nb'), (6, 'a%b', 'A%B', 'a%b'),
+	(7, 'a_b', 'A_B', 'A_B'), (8, 'aXb', 'axb', 'aXb'), (9, 'ab', 'AB', 'ab  '),
+	(10, 'special requests', 'SPECIAL Requests', 'spec'), (11, 'ümlaut', 'ÜMLAUT', 'ümla'),
+	(12, NULL, NULL, NULL), (13, 'a.b', 'A.B', 'a.b'), (14, '$x', '^X', '$x'),
+	(15, 'abcabc', 'ABCABC', 'abca'), (16, 'b', 'Ba', ' b'), (17, E'\n', 'é', 'é');
 ANALYZE rx;
 DO $$
 DECLARE
@@ -116,7 +119,8 @@ DECLARE
 BEGIN
 	FOREACH pat IN ARRAY disk_patterns || host_patterns LOOP
 		FOREACH op IN ARRAY ops LOOP
-			q := format('SELECT id FROM rx WHERE t %s %L OR v %s %L', op, pat, op, pat);
+			q := format('SELECT id FROM rx WHERE t %s %L OR v %s %L OR c %s %L', op, pat, op, pat,
+						op, pat);
 			PERFORM ap_check(q);
 			on_disk := false;
 			PERFORM set_config('active_pg.force_pushdown', 'on', true);
