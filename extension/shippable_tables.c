@@ -143,7 +143,7 @@ static const ApFunction ap_functions[] = {
 	{F_NUMERIC_SUB, AP_FN_SUB, 0},
 	{F_NUMERIC_MUL, AP_FN_MUL, 0},
 	{F_NUMERIC_UMINUS, AP_FN_NEG, 0},
-	/* casts: int <-> int (range checked), int -> numeric/float, widening */
+	/* casts: int <-> int (range checked), int -> numeric/float, widening; to int below */
 	{F_INT4_INT2, AP_FN_CAST, 0},
 	{F_INT2_INT4, AP_FN_CAST, 0},
 	{F_INT4_INT8, AP_FN_CAST, 0},
@@ -162,6 +162,20 @@ static const ApFunction ap_functions[] = {
 	{F_FLOAT8_FLOAT4, AP_FN_CAST, 0},
 	{F_TIMESTAMP_DATE, AP_FN_CAST, 0},
 	{F_TEXT_BPCHAR, AP_FN_CAST, 0},
+	/*
+	 * numeric and float -> int: the VM rounds as numeric_int4 (half away
+	 * from zero) and dtoi4/ftoi4 (rint) do, and hands NaN, infinities and
+	 * values out of range to the host, which raises PostgreSQL's error
+	 */
+	{F_INT2_NUMERIC, AP_FN_CAST, 0},
+	{F_INT4_NUMERIC, AP_FN_CAST, 0},
+	{F_INT8_NUMERIC, AP_FN_CAST, 0},
+	{F_INT2_FLOAT4, AP_FN_CAST, 0},
+	{F_INT4_FLOAT4, AP_FN_CAST, 0},
+	{F_INT8_FLOAT4, AP_FN_CAST, 0},
+	{F_INT2_FLOAT8, AP_FN_CAST, 0},
+	{F_INT4_FLOAT8, AP_FN_CAST, 0},
+	{F_INT8_FLOAT8, AP_FN_CAST, 0},
 	{F_NUMERIC_NUMERIC_INT4, AP_FN_NUMERIC_TYPMOD, AP_F_TYPMOD},
 	/* dates */
 	{F_DATE_PLI, AP_FN_ADD, 0},
