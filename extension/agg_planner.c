@@ -354,37 +354,6 @@ ap_agg_state_bytes(RelOptInfo *rel, Aggref *aggref, int *nstates)
 }
 
 /*
- * Cost the path with the throughput model (model.c, AP_MODEL_OP_AGG) and keep
- * the prediction in the path for EXPLAIN.
- *
- * The exchange rate between the model's seconds and PostgreSQL's cost units
- * is, as for ActiveScan, the plan both sides know: PostgreSQL's own hashed
- * aggregation over a Seq Scan of the same input.  Its cost is cost_seqscan's
- * plus what cost_agg charges for a hashed aggregation that does not spill
- * (transition functions and one operator per key per input row, the final
- * functions and a tuple per group), and the model predicts its time (t_trad,
- * the host doing everything).  So ActiveAgg costs that plan's cost times
- * t_active / t_trad: it beats PostgreSQL's Agg over a Seq Scan exactly when
- * the model says so, and stands to an Agg over ActiveScan (whose scan is
- * costed by the same model) as the two predictions do.  That exchange rate
- * prices the host at host_scan_ns_per_byte, which serves the comparison with
- * PostgreSQL's index paths into big tables but overstates a small table's
- * Seq Scan: *host_s is the host's own best aggregation at measured speed,
- * its best scan (ApHostBestScan) under a HashAggregate or, where an index
- * returns the rows ordered by the grouping keys (group_pathkeys), that scan
- * under a GroupAggregate, and ActiveAgg is not offered where that is faster
- * (ApHostSlower; *host_sure when the HashAggregate is the faster and its
- * groups fit hash_mem).  Supplier's 10,000 rows grouped by nation took
- * 6.3 ms as ActiveAgg, 1.5 ms on the host.  Orders' 1.5 million grouped by
- * o_custkey for a count took 200 ms as ActiveAgg (its merge table spilling
- * 100,000 groups; predicted 305 ms), 127 ms as PostgreSQL's GroupAggregate
- * over the index-only scan of orders_custkey_idx (predicted 128 ms).  Not
- * sure of a GroupAggregate's win: the model's ActiveAgg of many groups errs
- * high (partsupp's 800,000 rows by ps_partkey: 105 ms, predicted 218 ms,
- * against 175 ms for the GroupAggregate over partsupp_pkey, predicted
- * 165 ms), so it must be twice as fast.  Returns the predicted seconds.
- */
-/*
  * How far rel's rows lie in the order of one of the grouping keys: the
  * largest squared correlation PostgreSQL's statistics hold for a key that
  * is a column of rel (btcostestimate reads the same slot), 0 if none.  A
@@ -430,6 +399,37 @@ ap_agg_host_group_bytes(PathTarget *target, List *aggrefs)
 		AP_AGG_GROUP_OVERHEAD * (1 + 2 * list_length(aggrefs));
 }
 
+/*
+ * Cost the path with the throughput model (model.c, AP_MODEL_OP_AGG) and keep
+ * the prediction in the path for EXPLAIN.
+ *
+ * The exchange rate between the model's seconds and PostgreSQL's cost units
+ * is, as for ActiveScan, the plan both sides know: PostgreSQL's own hashed
+ * aggregation over a Seq Scan of the same input.  Its cost is cost_seqscan's
+ * plus what cost_agg charges for a hashed aggregation that does not spill
+ * (transition functions and one operator per key per input row, the final
+ * functions and a tuple per group), and the model predicts its time (t_trad,
+ * the host doing everything).  So ActiveAgg costs that plan's cost times
+ * t_active / t_trad: it beats PostgreSQL's Agg over a Seq Scan exactly when
+ * the model says so, and stands to an Agg over ActiveScan (whose scan is
+ * costed by the same model) as the two predictions do.  That exchange rate
+ * prices the host at host_scan_ns_per_byte, which serves the comparison with
+ * PostgreSQL's index paths into big tables but overstates a small table's
+ * Seq Scan: *host_s is the host's own best aggregation at measured speed,
+ * its best scan (ApHostBestScan) under a HashAggregate or, where an index
+ * returns the rows ordered by the grouping keys (group_pathkeys), that scan
+ * under a GroupAggregate, and ActiveAgg is not offered where that is faster
+ * (ApHostSlower; *host_sure when the HashAggregate is the faster and its
+ * groups fit hash_mem).  Supplier's 10,000 rows grouped by nation took
+ * 6.3 ms as ActiveAgg, 1.5 ms on the host.  Orders' 1.5 million grouped by
+ * o_custkey for a count took 200 ms as ActiveAgg (its merge table spilling
+ * 100,000 groups; predicted 305 ms), 127 ms as PostgreSQL's GroupAggregate
+ * over the index-only scan of orders_custkey_idx (predicted 128 ms).  Not
+ * sure of a GroupAggregate's win: the model's ActiveAgg of many groups errs
+ * high (partsupp's 800,000 rows by ps_partkey: 105 ms, predicted 218 ms,
+ * against 175 ms for the GroupAggregate over partsupp_pkey, predicted
+ * 165 ms), so it must be twice as fast.  Returns the predicted seconds.
+ */
 static double
 ap_agg_cost(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *keys,
 			List *aggrefs, List *having, const AggClauseCosts *aggcosts,

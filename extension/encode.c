@@ -40,10 +40,10 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
-#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
 #include "active_pg.h"
@@ -276,17 +276,9 @@ ap_encode_function(const ApFunction *f, List *args, Oid resulttype, ApEncodeCont
 			elog(ERROR, "unexpected date field in ActiveScan disk expression");
 		if (i == 2 && (f->flags & AP_F_REGEX))
 		{
-			/* the regular expression's LIKE pattern (shippable.c checked it translates) */
-			Node	   *re = arg;
-			text	   *t;
-			char	   *like;
+			/* the regular expression's LIKE pattern (shippable.c checked it has one) */
+			char	   *like = ApRegexConstAsLike(arg);
 
-			while (IsA(re, RelabelType))
-				re = (Node *) ((RelabelType *) re)->arg;
-			if (!IsA(re, Const) || ((Const *) re)->constisnull)
-				elog(ERROR, "unexpected regular expression in ActiveScan disk expression");
-			t = DatumGetTextPP(((Const *) re)->constvalue);
-			like = ApRegexAsLike(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 			if (like == NULL)
 				elog(ERROR, "unexpected regular expression in ActiveScan disk expression");
 			enc[nargs++] = ap_konst(TEXTOID, CStringGetTextDatum(like), false);

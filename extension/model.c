@@ -479,11 +479,11 @@ ApModelHostCost(double seconds, double pages, double tuples, double qual_ops, do
  * The least cost any pushed-down scan of a relation can have (see model.h):
  * its start plus the disks' pass over every page, the larger of reading
  * them and the least CPU that takes (the cheapest operator's w, no
- * operator, or a pages-mode copy, on all the cores there are), converted at the exchange rate of
- * the host's Seq Scan as ApModelCost converts.  ApModelPredict's t_active
- * is never below that: its read and disk CPU terms only grow with quals,
- * shipped rows, groups, filters and emulation, and a partial path keeps
- * them whole.  The traditional time is bounded from above (every qual
+ * operator, or a pages-mode copy, on all the cores there are), converted
+ * at the exchange rate of the host's Seq Scan as ApModelCost converts.
+ * ApModelPredict's t_active is never below that: its read and disk CPU
+ * terms only grow with quals, shipped rows, groups, filters and emulation,
+ * and a partial path keeps them whole.  The traditional time is bounded from above (every qual
  * operator on every tuple), so the floor is never above the cost
  * ApModelPredict's path gets.  Emulated drives or interconnects slow the
  * traditional server beyond that bound: no floor then.

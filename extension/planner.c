@@ -708,6 +708,15 @@ ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
 												ApPatternOps(disk_ri)));
 }
 
+/* The least cost any pushed-down scan of base relation rel can have (ApModelCostFloor). */
+Cost
+ApRelCostFloor(RelOptInfo *rel)
+{
+	return ApModelCostFloor(rel->pages, rel->tuples,
+							ap_operators(rel->baserestrictcost.per_tuple),
+							ap_seq_scan_cost(rel), ap_disk_count());
+}
+
 /*
  * Has rel an unparameterized path far cheaper than any ActiveScan could be?
  * Every ActiveScan pays its disks' start and their pass over every page;
@@ -720,15 +729,6 @@ ap_host_best_seconds(RelOptInfo *rel, List *disk_ri, List *host_ri)
  * lineitem's index, cost 164 against a floor of 221, went on to a new
  * session's first look at pg_extension: 0.035 ms of a 0.5 ms plan).
  */
-/* The least cost any pushed-down scan of base relation rel can have (ApModelCostFloor). */
-Cost
-ApRelCostFloor(RelOptInfo *rel)
-{
-	return ApModelCostFloor(rel->pages, rel->tuples,
-							ap_operators(rel->baserestrictcost.per_tuple),
-							ap_seq_scan_cost(rel), ap_disk_count());
-}
-
 static bool
 ap_cheap_path_exists(RelOptInfo *rel)
 {

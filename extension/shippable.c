@@ -450,6 +450,17 @@ ap_ctype_folds_ascii(Oid collid)
 	return ok;
 }
 
+/* The text of a non-null constant under RelabelTypes, or NULL for any other node. */
+static text *
+ap_const_text(Node *node)
+{
+	while (node != NULL && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node == NULL || !IsA(node, Const) || ((Const *) node)->constisnull)
+		return NULL;
+	return DatumGetTextPP(((Const *) node)->constvalue);
+}
+
 /*
  * Is node a text constant with a non-ASCII byte?  (A parameter's value is
  * not known here; the disk hands such rows to the host.)
@@ -457,14 +468,11 @@ ap_ctype_folds_ascii(Oid collid)
 static bool
 ap_non_ascii_const(Node *node)
 {
-	text	   *t;
+	text	   *t = ap_const_text(node);
 	const char *p;
 
-	while (node != NULL && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	if (node == NULL || !IsA(node, Const) || ((Const *) node)->constisnull)
+	if (t == NULL)
 		return false;
-	t = DatumGetTextPP(((Const *) node)->constvalue);
 	p = VARDATA_ANY(t);
 	for (int i = 0; i < (int) VARSIZE_ANY_EXHDR(t); i++)
 	{
@@ -490,8 +498,8 @@ ap_non_ascii_const(Node *node)
  * back by the disks).  Used for TPC-H-like filters such as
  * o_comment ~ 'special.*requests'.
  */
-char *
-ApRegexAsLike(const char *re, int len)
+static char *
+ap_regex_as_like(const char *re, int len)
 {
 	StringInfoData like;
 	int			i = 0;
@@ -542,24 +550,13 @@ ApRegexAsLike(const char *re, int len)
 	return like.data;
 }
 
-/* Is node a non-null text constant holding a regular expression ApRegexAsLike translates? */
-static bool
-ap_regex_translatable(Node *node)
+/* See shippable.h. */
+char *
+ApRegexConstAsLike(Node *node)
 {
-	text	   *t;
-	char	   *like;
+	text	   *t = exprType(node) == TEXTOID ? ap_const_text(node) : NULL;
 
-	while (node != NULL && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	if (node == NULL || !IsA(node, Const) || ((Const *) node)->constisnull ||
-		((Const *) node)->consttype != TEXTOID)
-		return false;
-	t = DatumGetTextPP(((Const *) node)->constvalue);
-	like = ApRegexAsLike(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-	if (like == NULL)
-		return false;
-	pfree(like);
-	return true;
+	return t == NULL ? NULL : ap_regex_as_like(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }
 
 /*
@@ -594,8 +591,14 @@ ap_function_shippable(Oid funcid, List *args, Oid inputcollid, Oid resulttype,
 		 f->fn == AP_FN_NOT_ILIKE) &&
 		(list_length(args) != 2 || !ap_pattern_ok(lsecond(args))))
 		return false;
-	if ((f->flags & AP_F_REGEX) && !ap_regex_translatable(lsecond(args)))
-		return false;
+	if (f->flags & AP_F_REGEX)
+	{
+		char	   *like = ApRegexConstAsLike(lsecond(args));
+
+		if (like == NULL)
+			return false;
+		pfree(like);
+	}
 	if (f->flags & AP_F_TYPMOD)
 	{
 		Node	   *typmod = list_length(args) == 2 ? lsecond(args) : NULL;

@@ -38,7 +38,7 @@ bool		ApLookupDateTzOperator(Oid funcid, ApOp *op, bool *date_left);
 #define AP_F_TYPMOD			0x20	/* arg 2 is a constant typmod, not shipped */
 #define AP_F_DATE_AS_TS		0x40	/* the date argument is cast to timestamp first */
 #define AP_F_REGEX			0x80	/* arg 2, a constant regular expression, travels
-									 * as the LIKE pattern it equals (ApRegexAsLike) */
+									 * as the LIKE pattern it equals (ApRegexConstAsLike) */
 
 /* One whitelisted value-producing function: how it travels as a FuncCall. */
 typedef struct ApFunction
@@ -52,12 +52,14 @@ typedef struct ApFunction
 const ApFunction *ApLookupFunction(Oid funcid);
 
 /*
- * The LIKE pattern (backslash escapes) that matches exactly the strings a
- * regular expression of PostgreSQL's default flavour matches, or NULL if it
- * has none that this translation knows: literal characters, '.' and '.*',
- * a leading '^' and a trailing '$' (shippable.c).
+ * The LIKE pattern (backslash escapes) that matches exactly the strings the
+ * regular expression of PostgreSQL's default flavour in node, a text
+ * constant, matches; NULL for any other node and for an expression with no
+ * pattern this translation knows: literal characters, '.' and '.*', a
+ * leading '^' and a trailing '$' (shippable.c).  The planner ships a regex
+ * operator only where this is not NULL; encode.c sends the pattern.
  */
-char	   *ApRegexAsLike(const char *re, int len);
+char	   *ApRegexConstAsLike(Node *node);
 
 /*
  * The ApDateField named by a constant field argument of extract, date_part

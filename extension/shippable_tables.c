@@ -195,7 +195,7 @@ static const ApFunction ap_functions[] = {
 	{F_TEXTICNLIKE, AP_FN_NOT_ILIKE, AP_F_CHARS | AP_F_COLL_C | AP_F_COLL_DET},
 	{F_BPCHARICLIKE, AP_FN_ILIKE, AP_F_CHARS | AP_F_COLL_C | AP_F_COLL_DET},
 	{F_BPCHARICNLIKE, AP_FN_NOT_ILIKE, AP_F_CHARS | AP_F_COLL_C | AP_F_COLL_DET},
-	/* regular expressions with a LIKE equivalent (ApRegexAsLike) */
+	/* regular expressions with a LIKE equivalent (ApRegexConstAsLike) */
 	{F_TEXTREGEXEQ, AP_FN_LIKE, AP_F_CHARS | AP_F_COLL_DET | AP_F_REGEX},
 	{F_TEXTREGEXNE, AP_FN_NOT_LIKE, AP_F_CHARS | AP_F_COLL_DET | AP_F_REGEX},
 	{F_TEXTICREGEXEQ, AP_FN_ILIKE, AP_F_CHARS | AP_F_COLL_C | AP_F_COLL_DET | AP_F_REGEX},
