@@ -126,8 +126,14 @@ double		ApHostSortedScan(RelOptInfo *rel, double t_seq, List *pathkeys);
 double		ApPatternOps(List *clauses);
 /* Is the pushed-down plan the host's own beats at measured speed (planner.c)? */
 bool		ApHostSlower(double t_active, double t_host, bool sure, double divisor);
-/* A serial ActiveScan kept for rel's Bloom paths only (planner.c), or NULL. */
-CustomPath *ApBloomBasePath(RelOptInfo *rel);
+/*
+ * The ActiveScan of rel kept for its Bloom paths (planner.c): the serial one
+ * not offered on its own, or (partial) the partial one, offered or not; NULL
+ * if none.
+ */
+CustomPath *ApBloomBasePath(RelOptInfo *rel, bool partial);
+/* PostgreSQL's parallel divisor of a path with this many workers (planner.c). */
+double		ApParallelDivisor(int workers);
 
 /* ---------- encode.c ---------- */
 

@@ -13,6 +13,7 @@
 #define AP_EXEC_H
 
 #include "active_pg.h"
+#include "bloomjoin.h"
 #include "disk_conversation.h"
 
 #include "access/parallel.h"
@@ -39,6 +40,7 @@ typedef struct ApWorkerStats
 	ApHostStats host;
 	bool		disk_stats_valid[AP_NDISKS_MAX];
 	ActivePg__ScanStats disk_stats[AP_NDISKS_MAX];
+	ApBloomSharedStats bloom;	/* a Bloom-filtered scan's filters */
 } ApWorkerStats;
 
 /*

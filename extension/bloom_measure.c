@@ -260,3 +260,88 @@ ApBloomDiskStats(ApBloomState *bs, int disk, const ActivePg__ScanStats *st)
 		f->disk_alone[disk] += st->bloom_filter_alone[i];
 	}
 }
+
+/* See bloomjoin.h: added to the slot, which a rescan's worker of the same number uses again. */
+void
+ApBloomStatsSave(const ApBloomState *bs, ApBloomSharedStats *out)
+{
+	out->nfilters = Min(bs->nfilters, AP_BLOOM_FILTERS_MAX);
+	out->skipped_scans += bs->skipped_scans;
+	out->rows_measured += bs->rows_measured;
+	out->true_all += bs->true_all;
+	for (int i = 0; i < out->nfilters; i++)
+	{
+		const ApBloomFilterState *f = &bs->filters[i];
+		ApBloomSharedFilter *o = &out->filters[i];
+
+		if (f->builds == 0)
+			continue;
+		o->builds += f->builds;
+		o->keys = f->keys;
+		o->distinct = f->distinct;
+		o->len = f->len;
+		o->nhashes = f->nhashes;
+		o->true_passes += f->true_passes;
+		o->false_passes += f->false_passes;
+		o->unmeasured |= f->unmeasured != NULL;
+		if (f->disk_tested == NULL)
+			continue;
+		o->has_disk = true;
+		for (int d = 0; d < AP_NDISKS_MAX; d++)
+		{
+			o->disk_tested[d] += f->disk_tested[d];
+			o->disk_dropped[d] += f->disk_dropped[d];
+			o->disk_alone[d] += f->disk_alone[d];
+		}
+	}
+}
+
+/* See bloomjoin.h. */
+void
+ApBloomStatsAdd(ApBloomState *bs, const ApBloomSharedStats *in)
+{
+	MemoryContext oldcxt;
+
+	if (in->nfilters != bs->nfilters)
+		return;					/* the worker built nothing (or another plan) */
+	oldcxt = MemoryContextSwitchTo(bs->cxt);
+	bs->skipped_scans += in->skipped_scans;
+	bs->rows_measured += in->rows_measured;
+	bs->true_all += in->true_all;
+	for (int i = 0; i < in->nfilters; i++)
+	{
+		ApBloomFilterState *f = &bs->filters[i];
+		const ApBloomSharedFilter *w = &in->filters[i];
+
+		if (w->builds == 0)
+			continue;
+		/* the leader may not have built it: the worker's build describes it */
+		if (f->builds == 0)
+		{
+			f->keys = w->keys;
+			f->distinct = w->distinct;
+			f->len = w->len;
+			f->nhashes = w->nhashes;
+		}
+		f->builds += w->builds;
+		f->true_passes += w->true_passes;
+		f->false_passes += w->false_passes;
+		if (w->unmeasured && f->unmeasured == NULL)
+			f->unmeasured = "a parallel worker could not measure it";
+		if (!w->has_disk)
+			continue;
+		if (f->disk_tested == NULL)
+		{
+			f->disk_tested = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+			f->disk_dropped = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+			f->disk_alone = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
+		}
+		for (int d = 0; d < AP_NDISKS_MAX; d++)
+		{
+			f->disk_tested[d] += w->disk_tested[d];
+			f->disk_dropped[d] += w->disk_dropped[d];
+			f->disk_alone[d] += w->disk_alone[d];
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+}

@@ -73,6 +73,23 @@
  * rebuilt level's rows are its join's estimate times the filters added
  * above it).  active_pg.force_bloom (testing) makes the path
  * win wherever it is possible.
+ *
+ * Parallel chains.  A serial chain runs in the leader: its children run in
+ * the process that runs the scan.  A partial chain is built on B's partial
+ * ActiveScan (planner.c keeps it for the purpose, offered or not): every
+ * participant under Gather runs each small side whole, builds the filters
+ * from its own rows and scans its share of B's disks with them; the Hash
+ * Joins above return each participant's share of the join, so B is the
+ * outer side of inner or semi joins only, and the small sides must be
+ * parallel-safe.  Its cost adds what PostgreSQL does not see: the small
+ * sides' runs in the other participants (an ActiveScan in one always, since
+ * the disks scan for each; all of them where the cores do not outnumber
+ * participants and disks), and the cores the disks take from the
+ * participants above the scan (ap_bloom_cores_taken).  So a chain whose
+ * joins above outweigh its scan runs them in parallel (TPC-H Q9's
+ * partsupp, Q21's orders), and one whose disks fill the cores stays
+ * serial (Q5's lineitem).  active_pg.enable_parallel_bloom switches
+ * partial chains off.
  */
 #include "postgres.h"
 
@@ -145,6 +162,7 @@ typedef struct ApBloomPath
 	CustomPath	cpath;			/* first: this is the path */
 	RelOptInfo *big;			/* B */
 	CustomPath *base;			/* B's unfiltered ActiveScan path */
+	bool		partial;		/* base is the partial path: a chain under Gather */
 	int			nlevels;
 	ApBloomLevel levels[AP_BLOOM_FILTERS_MAX];
 	/* sharing the small sides with the Hash Joins (bloom_share.c) */
@@ -195,12 +213,45 @@ ap_bloom_scan_path(RelOptInfo *rel)
 		ap_scan_path_methods = cpath->methods;
 		return cpath;
 	}
-	if ((kept = ApBloomBasePath(rel)) != NULL)
+	if ((kept = ApBloomBasePath(rel, false)) != NULL)
 	{
 		ap_scan_path_methods = kept->methods;
 		return kept;
 	}
 	return NULL;
+}
+
+/*
+ * The partial ActiveScan path of a base relation the partial Bloom paths are
+ * built from (planner.c keeps it), or NULL.  Under force_pushdown the
+ * partial path is the relation's only one.
+ */
+static CustomPath *
+ap_bloom_partial_scan_path(RelOptInfo *rel)
+{
+	CustomPath *kept;
+	ListCell   *lc;
+
+	if (!active_pg_enable_parallel_bloom)
+		return NULL;
+	kept = ApBloomBasePath(rel, true);
+
+	if (kept == NULL && active_pg_force)
+	{
+		foreach(lc, rel->partial_pathlist)
+		{
+			Path	   *path = (Path *) lfirst(lc);
+
+			if (IsA(path, CustomPath) && path->param_info == NULL &&
+				((CustomPath *) path)->methods != &ap_bloom_path_methods &&
+				strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0 &&
+				list_nth(((CustomPath *) path)->custom_private, AP_PATH_PRIV_BLOOMS) == NIL)
+				kept = (CustomPath *) path;
+		}
+	}
+	if (kept != NULL)
+		ap_scan_path_methods = kept->methods;
+	return kept;
 }
 
 /*
@@ -244,6 +295,43 @@ ap_bloom_chain_of(Path *path)
 	return NULL;
 }
 
+/*
+ * Does path hold an ActiveScan?  Under a partial chain every participant
+ * runs the small sides whole, and an ActiveScan there is the whole scan at
+ * the disks once per participant: work the disks share, which PostgreSQL's
+ * costing of a Hash's inner side counts once.
+ */
+static bool
+ap_bloom_has_scan(Path *path)
+{
+	check_stack_depth();
+	switch (nodeTag(path))
+	{
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			return ap_bloom_has_scan(((JoinPath *) path)->outerjoinpath) ||
+				ap_bloom_has_scan(((JoinPath *) path)->innerjoinpath);
+		case T_MaterialPath:
+			return ap_bloom_has_scan(((MaterialPath *) path)->subpath);
+		case T_MemoizePath:
+			return ap_bloom_has_scan(((MemoizePath *) path)->subpath);
+		case T_UniquePath:
+			return ap_bloom_has_scan(((UniquePath *) path)->subpath);
+		case T_ProjectionPath:
+			return ap_bloom_has_scan(((ProjectionPath *) path)->subpath);
+		case T_SortPath:
+		case T_IncrementalSortPath:
+			return ap_bloom_has_scan(((SortPath *) path)->subpath);
+		case T_AggPath:
+			return ap_bloom_has_scan(((AggPath *) path)->subpath);
+		case T_CustomPath:
+			return strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0;
+		default:
+			return false;
+	}
+}
+
 /* ns a disk spends on one tuple's probe of level lv's filter (see AP_BLOOM_MISS_NS). */
 static double
 ap_bloom_probe_ns(const ApBloomLevel *lv)
@@ -255,6 +343,31 @@ ap_bloom_probe_ns(const ApBloomLevel *lv)
 			Min(1.0, log2(lv->bytes / (double) AP_BLOOM_CACHED_BYTES) /
 				log2(AP_BLOOM_MISS_BYTES / (double) AP_BLOOM_CACHED_BYTES));
 	return AP_BLOOM_PROBE_NS * lv->nkeys + miss;
+}
+
+/*
+ * Seconds a partial chain's participants lose to its disks.  PostgreSQL
+ * divides the work of the joins above a partial path by the participants
+ * (the parallel divisor), as if each had a core of its own; while the disks
+ * scan, their CPU (mf's, summed over the disks) runs on the same cores, and
+ * the participants above the scan get only what the disks leave.  The
+ * disks' work spread over the cores is charged at the share of it the
+ * divisor would have taken off the joins above.  A small scan under much
+ * host work above it pays little (TPC-H Q9, SF 0.1: partsupp under nested
+ * loops over 32,000 rows, 176-181 -> 105-114 ms with workers, stock's
+ * parallel plan 103-104 ms); a large one whose joins above are light does
+ * not go parallel (Q5, SF 1: lineitem with its supplier filter, 1.2 million
+ * rows shipped into a Parallel Hash Join, ran 387-419 ms against 275-288 ms
+ * for the serial chain).
+ */
+static double
+ap_bloom_cores_taken(const ApModelResult *mf, const CustomPath *base)
+{
+	int			cores = Max(mf->cores, 1);
+	double		disk_s = Max(mf->a_cores * cores - mf->a_host, 0.0);
+	double		divisor = ApParallelDivisor(base->path.parallel_workers);
+
+	return disk_s / cores * (1.0 - 1.0 / Max(divisor, 1.0));
 }
 
 /*
@@ -279,6 +392,21 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 	List	   *children = NIL;
 	List	   *entries = NIL;
 	List	   *priv;
+	bool		shared_cores;
+
+	/*
+	 * Every participant of a partial chain runs each small side whole.
+	 * PostgreSQL charges that once, as the participants run side by side; on
+	 * a machine with no more cores than participants and disks, those runs
+	 * take the cores the disks and the other participants need, and add up
+	 * (TPC-H Q21, SF 0.1, 2 cores: its partial orders scan under a small
+	 * side of 8,000 lineitem rows found by index, run by both participants,
+	 * took 62-66 ms against 60-63 ms serially).  An ActiveScan in a small
+	 * side is charged per participant wherever it runs: the disks scan for
+	 * each.
+	 */
+	shared_cores = bp->partial &&
+		ApModelCores() <= base->path.parallel_workers + 1 + ApConfiguredDiskCount();
 
 	/* insertion sort by selectivity; ties keep the join order */
 	for (int l = 0; l < bp->nlevels; l++)
@@ -303,6 +431,9 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		 */
 		if (bp->share_ids[order[i]] == 0 || !lv->big_is_outer)
 			build += lv->child->total_cost;
+		/* a partial chain: the other participants' runs of the small side */
+		if (bp->partial && (shared_cores || ap_bloom_has_scan(lv->child)))
+			build += base->path.parallel_workers * lv->child->total_cost;
 		build += cpu_operator_cost * lv->nkeys * lv->child->rows;
 		probe_s += ap_bloom_probe_ns(lv) * 1e-9 * reaching;
 		reaching *= lv->sel;
@@ -312,15 +443,21 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		bp->filter_level[i] = order[i];
 	}
 	memcpy(&bp->cpath, base, sizeof(CustomPath));
-	/* the filters' children run in whichever process runs the scan: keep it in the leader */
-	bp->cpath.path.parallel_safe = false;
+	/*
+	 * The filters' children run in whichever process runs the scan: a serial
+	 * chain stays in the leader.  A partial one runs in every participant,
+	 * each building the filters from its own run of the small sides (which
+	 * are parallel-safe, ap_bloom_offer) and scanning its share of B.
+	 */
+	if (!bp->partial)
+		bp->cpath.path.parallel_safe = false;
 	bp->cpath.methods = &ap_bloom_path_methods;
 	bp->cpath.custom_paths = children;
 	priv = list_copy(base->custom_private);
 	list_nth_cell(priv, AP_PATH_PRIV_BLOOMS)->ptr_value = entries;
 	bp->cpath.custom_private = priv;
 
-	bp->cpath.path.rows = clamp_row_est(b->rows * sel);
+	bp->cpath.path.rows = clamp_row_est((bp->partial ? base->path.rows : b->rows) * sel);
 	bp->cpath.path.startup_cost = base->path.startup_cost + build;
 	/*
 	 * The model of the scan (planner.c gives every ActiveScan path one) with
@@ -332,6 +469,8 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 	{
 		ApModelFilterOutput(&m, sel, probe_s, &mf);
 		scan = base->path.total_cost * mf.t_active / m.t_active;
+		if (bp->partial)
+			scan += base->path.total_cost * ap_bloom_cores_taken(&mf, base) / m.t_active;
 		list_nth_cell(priv, AP_PATH_PRIV_MODEL)->ptr_value = ApModelToList(&mf);
 	}
 	bp->cpath.path.total_cost = Max(scan + build, bp->cpath.path.startup_cost);
@@ -416,13 +555,16 @@ ap_bloom_plan_share(ApBloomPath *bp, int l)
  */
 static ApBloomPath *
 ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
-				ApBloomPath *prev, ApBloomLevel *top)
+				ApBloomPath *prev, ApBloomLevel *top, bool partial)
 {
 	ApBloomPath *bp = palloc0(sizeof(ApBloomPath));
 	Path	   *lower;
+	/* a partial join's rows are one participant's */
+	double		divisor = partial ? ApParallelDivisor(base->path.parallel_workers) : 1.0;
 
 	bp->big = b;
 	bp->base = base;
+	bp->partial = partial;
 	if (prev != NULL)
 	{
 		bp->nlevels = prev->nlevels;
@@ -442,7 +584,7 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 		/* the filters of the levels above remove rows this join returned */
 		for (int m = l + 1; m < bp->nlevels; m++)
 			rows *= bp->levels[m].sel;
-		lv->hpath = ap_bloom_join(root, lv, lower, rows, bp->share_ids[l]);
+		lv->hpath = ap_bloom_join(root, lv, lower, rows / divisor, bp->share_ids[l]);
 		if (lv->hpath == NULL)
 			return NULL;
 		lower = &lv->hpath->jpath.path;
@@ -491,7 +633,8 @@ ap_bloom_cannot_win(RelOptInfo *joinrel, RelOptInfo *b, RelOptInfo *small)
 static void
 ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 			   RelOptInfo *b, CustomPath *base, ApBloomPath *prev, RelOptInfo *small,
-			   JoinType jointype, JoinPathExtraData *extra, bool big_is_outer)
+			   JoinType jointype, JoinPathExtraData *extra, bool big_is_outer,
+			   bool partial)
 {
 	ApBloomKey	keys[AP_BLOOM_KEYS_MAX];
 	int			nkeys;
@@ -510,6 +653,22 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	if (small->rows > b->rows)
 		return;
 	if (ap_bloom_cannot_win(joinrel, b, small))
+		return;
+
+	/*
+	 * A partial chain (under Gather): B's share of each participant probes
+	 * Hash Joins whose inner side, the small side, every participant runs
+	 * whole, as PostgreSQL's own parallel Hash Joins without a shared table
+	 * do; so B is the outer side at every level (prev's levels were checked
+	 * when they were offered), and the small sides and the join are
+	 * parallel-safe.  Each participant's Hash Join returns its own share of
+	 * the join: an inner or semi join's, never a right join's, whose
+	 * unmatched inner rows every participant would return again.
+	 */
+	if (partial &&
+		((jointype != JOIN_INNER && jointype != JOIN_SEMI) ||
+		 !big_is_outer || !joinrel->consider_parallel || !base->path.parallel_safe ||
+		 !small->cheapest_total_path->parallel_safe))
 		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);
@@ -537,12 +696,14 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	top.extra = *extra;
 	top.big_is_outer = big_is_outer;
 
-	bp = ap_bloom_extend(root, b, base, prev, &top);
+	bp = ap_bloom_extend(root, b, base, prev, &top, partial);
 	if (bp == NULL)
 		return;
 	hpath = bp->levels[bp->nlevels - 1].hpath;
 	/* the top join returns what the join relation returns, filters or not */
-	hpath->jpath.path.rows = joinrel->rows;
+	hpath->jpath.path.rows = partial ?
+		clamp_row_est(joinrel->rows / ApParallelDivisor(hpath->jpath.path.parallel_workers)) :
+		joinrel->rows;
 	if (active_pg_force_bloom)
 	{
 		/*
@@ -553,7 +714,13 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		hpath->jpath.path.startup_cost *= AP_BLOOM_FORCE_COST_FACTOR;
 		hpath->jpath.path.total_cost *= AP_BLOOM_FORCE_COST_FACTOR;
 	}
-	add_path(joinrel, &hpath->jpath.path);
+	if (partial)
+	{
+		Assert(hpath->jpath.path.parallel_safe && hpath->jpath.path.parallel_workers > 0);
+		add_partial_path(joinrel, &hpath->jpath.path);
+	}
+	else
+		add_path(joinrel, &hpath->jpath.path);
 }
 
 /*
@@ -665,13 +832,20 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	{
 		if ((base = ap_bloom_scan_path(bigrel)) != NULL)
 			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
-						   jointype, extra, big_is_outer);
+						   jointype, extra, big_is_outer, false);
+		if (big_is_outer && (base = ap_bloom_partial_scan_path(bigrel)) != NULL)
+			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
+						   jointype, extra, big_is_outer, true);
 		return;
 	}
 	if (bigrel->reloptkind != RELOPT_JOINREL)
 		return;
 
-	/* one more filter on each chain the big side holds (collected first: add_path may free) */
+	/*
+	 * One more filter on each chain the big side holds, serial ones from its
+	 * paths and partial ones from its partial paths (collected first:
+	 * add_path and add_partial_path may free).
+	 */
 	foreach(lc, bigrel->pathlist)
 	{
 		ApBloomPath *prev = ap_bloom_chain_of((Path *) lfirst(lc));
@@ -680,12 +854,20 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			!list_member_ptr(chains, prev))
 			chains = lappend(chains, prev);
 	}
+	foreach(lc, bigrel->partial_pathlist)
+	{
+		ApBloomPath *prev = ap_bloom_chain_of((Path *) lfirst(lc));
+
+		if (big_is_outer && prev != NULL && prev->nlevels < AP_BLOOM_FILTERS_MAX &&
+			!list_member_ptr(chains, prev))
+			chains = lappend(chains, prev);
+	}
 	foreach(lc, chains)
 	{
 		ApBloomPath *prev = lfirst(lc);
 
 		ap_bloom_offer(root, joinrel, bigrel, prev->big, prev->base, prev, small,
-					   jointype, extra, big_is_outer);
+					   jointype, extra, big_is_outer, prev->partial);
 	}
 }
 

@@ -145,7 +145,8 @@ ApBloomSharePath(PlannerInfo *root, Path *child, int id, bool probe)
 	cpath->path.pathtarget = child->pathtarget;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
+	/* a participant's share and its filter's build meet in its own executor state */
+	cpath->path.parallel_safe = child->parallel_safe;
 	cpath->path.parallel_workers = 0;
 	cpath->path.rows = child->rows;
 	cpath->path.startup_cost = child->startup_cost;

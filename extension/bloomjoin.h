@@ -26,6 +26,7 @@
 /* ---------- GUCs (guc.c: bounds and defaults in its settings table) ---------- */
 
 extern bool active_pg_enable_bloom;		/* active_pg.enable_bloom */
+extern bool active_pg_enable_parallel_bloom;	/* active_pg.enable_parallel_bloom */
 extern bool active_pg_force_bloom;		/* active_pg.force_bloom: testing switch */
 extern bool active_pg_bloom_join_results;	/* active_pg.bloom_join_results */
 extern int	active_pg_bloom_max_bytes;	/* active_pg.bloom_max_bytes */
@@ -213,6 +214,42 @@ void		ApBloomRescan(ApBloomState *bs, PlanState *parent);
 
 /* End the child plans. */
 void		ApBloomEnd(ApBloomState *bs);
+
+/*
+ * A parallel worker's Bloom counters, in a parallel ActiveScan's shared state
+ * (parallel.c): each participant builds the filters from its own run of the
+ * small sides and scans its share of the table with them.  The worker saves
+ * its counters when it shuts the node down; the leader adds them to its own
+ * for EXPLAIN ANALYZE (bloom_measure.c).
+ */
+typedef struct ApBloomSharedFilter
+{
+	uint64		builds;
+	uint64		keys;			/* of the last build, */
+	uint64		distinct;
+	uint32		len;			/* and its geometry */
+	uint32		nhashes;
+	uint64		true_passes;
+	uint64		false_passes;
+	bool		unmeasured;		/* the worker could not measure the filter */
+	bool		has_disk;		/* the disk counters below were kept */
+	uint64		disk_tested[AP_NDISKS_MAX];
+	uint64		disk_dropped[AP_NDISKS_MAX];
+	uint64		disk_alone[AP_NDISKS_MAX];
+} ApBloomSharedFilter;
+
+typedef struct ApBloomSharedStats
+{
+	int			nfilters;		/* 0: the worker built none */
+	uint64		skipped_scans;
+	uint64		rows_measured;
+	uint64		true_all;
+	ApBloomSharedFilter filters[AP_BLOOM_FILTERS_MAX];
+} ApBloomSharedStats;
+
+/* A worker's counters into its shared slot; the leader's sum of one slot. */
+void		ApBloomStatsSave(const ApBloomState *bs, ApBloomSharedStats *out);
+void		ApBloomStatsAdd(ApBloomState *bs, const ApBloomSharedStats *in);
 
 /* Add one key column's value, of ApTypeKind kind, to a running hash (bloom_filter.c). */
 void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);

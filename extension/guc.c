@@ -51,6 +51,7 @@ int			active_pg_interconnect_mbps;
 int			active_pg_scan_mode;
 int			active_pg_host_cores;
 bool		active_pg_enable_bloom;
+bool		active_pg_enable_parallel_bloom;
 bool		active_pg_force_bloom;
 int			active_pg_bloom_max_bytes;
 int			active_pg_bloom_bytes;
@@ -294,6 +295,9 @@ static const ApSetting ap_settings[] = {
 	/* Bloom semi-join filters */
 	{.name = "active_pg.enable_bloom", .type = AP_SET_BOOL, .var = &active_pg_enable_bloom,
 		.desc = "Offers joins whose big side's scan carries a Bloom filter of the small side's keys.",
+	.boot = true, .context = PGC_USERSET},
+	{.name = "active_pg.enable_parallel_bloom", .type = AP_SET_BOOL, .var = &active_pg_enable_parallel_bloom,
+		.desc = "Offers Bloom-filtered scans under Gather, each participant building its own filters.",
 	.boot = true, .context = PGC_USERSET},
 	{.name = "active_pg.force_bloom", .type = AP_SET_BOOL, .var = &active_pg_force_bloom,
 		.desc = "Uses a Bloom-filtered join wherever one is possible, regardless of cost (testing).",

@@ -141,6 +141,8 @@ ap_parallel_collect(dsm_segment *seg, Datum arg)
 
 		ap_add_stats(&s->host, s->disk_stats, s->disk_stats_valid, &s->stats_ndisks,
 					 &ws->host, ws->disk_stats, ws->disk_stats_valid, ws->stats_ndisks);
+		if (s->bloom != NULL)
+			ApBloomStatsAdd(s->bloom, &ws->bloom);
 	}
 	s->pshared = NULL;
 }
@@ -152,10 +154,6 @@ ApScanInitializeDSM(CustomScanState *node, ParallelContext *pcxt, void *coordina
 	ApScanState *s = (ApScanState *) node;
 	ApParallelShared *sh = (ApParallelShared *) coordinate;
 	Size		size;
-
-	/* the planner never makes a Bloom-carrying scan parallel-aware */
-	if (s->bloom != NULL)
-		elog(ERROR, "parallel ActiveScan cannot carry Bloom filters");
 
 	memset(sh, 0, sizeof(ApParallelShared));
 	size = ap_parallel_layout(node, pcxt->nworkers, &sh->heap_offset, &sh->stats_offset);
@@ -213,5 +211,7 @@ ApScanShutdown(CustomScanState *node)
 	ws = ap_worker_stats(sh, ParallelWorkerNumber);
 	ap_add_stats(&ws->host, ws->disk_stats, ws->disk_stats_valid, &ws->stats_ndisks,
 				 &s->host, s->disk_stats, s->disk_stats_valid, s->stats_ndisks);
+	if (s->bloom != NULL)
+		ApBloomStatsSave(s->bloom, &ws->bloom);
 	s->stats_reported = true;
 }

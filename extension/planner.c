@@ -280,8 +280,8 @@ ap_operators(Cost per_tuple)
  * under parallel_leader_participation, the leader, which gives less of its
  * time the more workers it has to serve (30% less per worker).
  */
-static double
-ap_parallel_divisor(int workers)
+double
+ApParallelDivisor(int workers)
 {
 	double		divisor = workers;
 	double		leader = 1.0 - 0.3 * workers;
@@ -362,16 +362,19 @@ ap_cost_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
 
 /*
  * The partial path for Gather's participants (see the file header), or NULL
- * if the relation is not scanned in parallel.
+ * if the relation is not scanned in parallel.  *guarded: the partial path
+ * the host's Parallel Seq Scan would beat (then NULL is returned), which a
+ * Bloom filter may still make pay.
  */
 static CustomPath *
 ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri,
-				CustomPath *serial, double t_host)
+				CustomPath *serial, double t_host, CustomPath **guarded)
 {
 	CustomPath *ppath;
 	int			workers;
 	double		divisor;
 
+	*guarded = NULL;
 	if (!serial->path.parallel_safe)
 		return NULL;
 	workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
@@ -383,10 +386,13 @@ ap_partial_path(PlannerInfo *root, RelOptInfo *rel, List *disk_ri, List *host_ri
 	ppath->custom_private = list_copy(serial->custom_private);
 	ppath->path.parallel_aware = true;
 	ppath->path.parallel_workers = workers;
-	divisor = ap_parallel_divisor(workers);
+	divisor = ApParallelDivisor(workers);
 	if (ApHostSlower(ap_cost_path(root, rel, disk_ri, host_ri, ppath, divisor), t_host, true,
 					 divisor))
+	{
+		*guarded = ppath;
 		return NULL;			/* a Parallel Seq Scan would do better */
+	}
 	return ppath;
 }
 
@@ -845,7 +851,9 @@ ap_host_bound(CustomPath *path)
  * than the host's own Seq Scan at measured speed is not offered as a plan
  * of its own, but a Bloom filter riding on it can still pay (TPC-H Q20's
  * partsupp).  add_path would discard such a path for the cheaper Seq Scan,
- * so it is kept here, found again by its relation.  The paths live in the
+ * so it is kept here, found again by its relation.  The partial path of a
+ * relation a filter may ride on is kept here too (the partial Bloom paths
+ * are built from it), offered or not.  The paths live in the
  * planner's memory; a callback on that memory context drops its entries
  * when it is reset or deleted (the list itself is in TopMemoryContext).
  */
@@ -901,9 +909,9 @@ ap_bloom_base_remember(CustomPath *path)
 	MemoryContextSwitchTo(old);
 }
 
-/* The serial ActiveScan kept for rel's Bloom paths only, or NULL. */
+/* The ActiveScan kept for rel's Bloom paths, serial or partial, or NULL. */
 CustomPath *
-ApBloomBasePath(RelOptInfo *rel)
+ApBloomBasePath(RelOptInfo *rel, bool partial)
 {
 	ListCell   *lc;
 
@@ -911,10 +919,21 @@ ApBloomBasePath(RelOptInfo *rel)
 	{
 		ApBloomBase *b = lfirst(lc);
 
-		if (b->path->path.parent == rel)
+		if (b->path->path.parent == rel && b->path->path.parallel_aware == partial)
 			return b->path;
 	}
 	return NULL;
+}
+
+/* A copy of an ActiveScan path that add_path and add_partial_path will not free. */
+static CustomPath *
+ap_path_copy(CustomPath *path)
+{
+	CustomPath *copy = makeNode(CustomPath);
+
+	memcpy(copy, path, sizeof(CustomPath));
+	copy->custom_private = list_copy(path->custom_private);
+	return copy;
 }
 
 /* Offer ActiveScan for an eligible base relation. */
@@ -924,6 +943,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	CustomPath *cpath;
 	CustomPath *ppath;
+	CustomPath *pguarded;
+	CustomPath *pbase = NULL;
 	List	   *disk_ri;
 	List	   *host_ri;
 	List	   *project;
@@ -1001,7 +1022,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	slower = ApHostSlower(t_active, t_host, true, 1.0);
 	serial_ok = bloom || !slower;
 	bloom_only = bloom && slower && ap_start_small(cpath, t_host);
-	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host);
+	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host, &pguarded);
 
 	/*
 	 * Under Gather a parallel-safe path that is not partial runs in every
@@ -1049,6 +1070,16 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 	}
 
+	/*
+	 * The partial path the partial Bloom paths are built from: the one
+	 * offered (a copy: add_partial_path may free it), or the one a Parallel
+	 * Seq Scan beats, under the serial rule's condition.
+	 */
+	if (bloom && ppath != NULL)
+		pbase = ap_path_copy(ppath);
+	else if (bloom && pguarded != NULL)
+		pbase = pguarded;
+
 	/* what add_path and add_partial_path would keep (ApPathDominated) */
 	serial_ok = serial_ok && !bloom_only &&
 		!ApPathDominated(rel->pathlist, &cpath->path, false);
@@ -1060,6 +1091,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		ap_bloom_base_remember(cpath);
 	else if (serial_ok)
 		add_path(rel, &cpath->path);
+	if (pbase != NULL)
+		ap_bloom_base_remember(pbase);
 	if (ppath != NULL)
 		add_partial_path(rel, &ppath->path);
 }

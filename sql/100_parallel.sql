@@ -263,6 +263,45 @@ RESET active_pg.disk_scan_ns_per_byte;
 RESET active_pg.disk_start_ms;
 RESET active_pg.host_scan_ns_per_byte;
 
+-- partial Bloom chains: each participant runs the small side whole, builds
+-- the filter from its rows and scans its share of the table with it; the
+-- joins above run in every participant (bloom_planner.c)
+CREATE TABLE pe (grp text COLLATE "C", label text);
+INSERT INTO pe SELECT 'g' || g, CASE WHEN g % 2 = 0 THEN 'even' ELSE 'odd' END
+FROM generate_series(0, 6) g;
+ANALYZE pe;
+SET active_pg.force_bloom = on;
+-- the cores the model counts (sysconf otherwise): the machine of the tests
+SET active_pg.host_cores = 2;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE 'name 1%' GROUP BY pd.name;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pt WHERE pt.k IN (SELECT k FROM pd WHERE name LIKE 'name 2%');
+-- the participants together test every row once; each built the filter
+SELECT (f->>'Bloom Filter Rows Tested')::bigint = (SELECT count(*) FROM pt) AS every_row_tested,
+	(f->>'Bloom Filter True Matches')::bigint AS true_matches,
+	(f->>'Bloom Filter Builds')::int >= 1 AS built,
+	(s->>'Disk Pages Read')::bigint = pg_relation_size('pt') / 8192 AS every_page_once
+FROM (SELECT scan_node(par_explain('SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE ''name 1%'' GROUP BY pd.name')->0->'Plan') s) x,
+	LATERAL (SELECT s->'Bloom Filters'->0 f) y;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE ''name 1%'' GROUP BY pd.name', true, 'Parallel Custom Scan');
+SELECT ap_check('SELECT count(*) FROM pt WHERE pt.k IN (SELECT k FROM pd WHERE name LIKE ''name 2%'')', true, 'Parallel Custom Scan');
+-- two filters on one partial scan
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE 'name 3%' AND pe.label = 'even';
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE ''name 3%'' AND pe.label = ''even''', true, 'Parallel Custom Scan');
+SELECT ap_check('SELECT pt.id, pd.name, pe.label FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE ''name 3%'' AND pe.label = ''even''');
+-- the switch: the Bloom paths stay serial
+SET active_pg.enable_parallel_bloom = off;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pt WHERE pt.k IN (SELECT k FROM pd WHERE name LIKE 'name 2%');
+RESET active_pg.force_pushdown;
+RESET active_pg.enable_parallel_bloom;
+RESET active_pg.force_bloom;
+RESET active_pg.host_cores;
+DROP TABLE pe;
+
 DROP TABLE pp;
 DROP TABLE pt;
 DROP TABLE pd;
