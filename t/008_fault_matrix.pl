@@ -57,19 +57,23 @@ my %q = (
 	  . "SELECT count(*), sum(t.id), sum(hashint4(t.id)::bigint) FROM t JOIN small s ON t.k = s.k",
 	parallel => $parallel . "SET active_pg.enable_agg = off; "
 	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
+	bloompar => $parallel . "SET active_pg.force_bloom = on; SET active_pg.enable_agg = off; "
+	  . "SELECT count(*), sum(t.id), sum(hashint4(t.id)::bigint) FROM t JOIN small s ON t.k = s.k",
 	pages => "SET active_pg.scan_mode = 'pages'; SET active_pg.enable_agg = off; "
 	  . "SELECT count(*), sum(id), sum(hashint4(id)::bigint) FROM t WHERE k < 50",
 );
 # the page of a scan at which "mid" fires: a disk reads some 200 pages, a
 # parallel work item (a quarter of a disk's units) some 50
-my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25, pages => 60);
+my %mid = (scan => 60, agg => 60, bloom => 60, parallel => 25, bloompar => 25, pages => 60);
 
 my %expected;
 $expected{$_} = $node->safe_psql('postgres', "SET active_pg.enable = off; $q{$_}") for keys %q;
 
 # the plans are the ones meant
 my %shape = (scan => qr/ActiveScan/, agg => qr/ActiveAgg/, bloom => qr/Bloom Filter/,
-	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s, pages => qr/ActiveScan/);
+	parallel => qr/Gather.*Parallel Custom Scan \(ActiveScan\)/s,
+	bloompar => qr/Gather.*Parallel Custom Scan \(ActiveScan\).*\n\s*Bloom Filter/s,
+	pages => qr/ActiveScan/);
 for my $name (sort keys %q)
 {
 	(my $sql = $q{$name}) =~ s/(SELECT count.*)$/EXPLAIN (COSTS OFF) $1/;
@@ -104,7 +108,7 @@ for my $kind (qw(kill stop close busy io-error))
 {
 	for my $when (qw(start mid end))
 	{
-		for my $name (qw(scan agg bloom parallel pages))
+		for my $name (qw(scan agg bloom parallel bloompar pages))
 		{
 			# a different disk each time: the launcher backs off a disk that
 			# keeps dying
