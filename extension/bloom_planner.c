@@ -296,40 +296,60 @@ ap_bloom_chain_of(Path *path)
 }
 
 /*
- * Does path hold an ActiveScan?  Under a partial chain every participant
- * runs the small sides whole, and an ActiveScan there is the whole scan at
- * the disks once per participant: work the disks share, which PostgreSQL's
- * costing of a Hash's inner side counts once.
+ * Does pred hold for path or a path below it, through the joins and the
+ * nodes a small side's path may hold above its scans?  Walks the tree.
  */
 static bool
-ap_bloom_has_scan(Path *path)
+ap_bloom_path_any(Path *path, bool (*pred) (Path *path))
 {
+	Path	   *sub;
+
 	check_stack_depth();
+	if (pred(path))
+		return true;
 	switch (nodeTag(path))
 	{
 		case T_NestPath:
 		case T_MergePath:
 		case T_HashPath:
-			return ap_bloom_has_scan(((JoinPath *) path)->outerjoinpath) ||
-				ap_bloom_has_scan(((JoinPath *) path)->innerjoinpath);
+			return ap_bloom_path_any(((JoinPath *) path)->outerjoinpath, pred) ||
+				ap_bloom_path_any(((JoinPath *) path)->innerjoinpath, pred);
 		case T_MaterialPath:
-			return ap_bloom_has_scan(((MaterialPath *) path)->subpath);
+			sub = ((MaterialPath *) path)->subpath;
+			break;
 		case T_MemoizePath:
-			return ap_bloom_has_scan(((MemoizePath *) path)->subpath);
+			sub = ((MemoizePath *) path)->subpath;
+			break;
 		case T_UniquePath:
-			return ap_bloom_has_scan(((UniquePath *) path)->subpath);
+			sub = ((UniquePath *) path)->subpath;
+			break;
 		case T_ProjectionPath:
-			return ap_bloom_has_scan(((ProjectionPath *) path)->subpath);
+			sub = ((ProjectionPath *) path)->subpath;
+			break;
 		case T_SortPath:
 		case T_IncrementalSortPath:
-			return ap_bloom_has_scan(((SortPath *) path)->subpath);
+			sub = ((SortPath *) path)->subpath;
+			break;
 		case T_AggPath:
-			return ap_bloom_has_scan(((AggPath *) path)->subpath);
-		case T_CustomPath:
-			return strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0;
+			sub = ((AggPath *) path)->subpath;
+			break;
 		default:
 			return false;
 	}
+	return ap_bloom_path_any(sub, pred);
+}
+
+/*
+ * Is path an ActiveScan?  Under a partial chain every participant runs the
+ * small sides whole, and an ActiveScan there is the whole scan at the disks
+ * once per participant: work the disks share, which PostgreSQL's costing
+ * of a Hash's inner side counts once.
+ */
+static bool
+ap_bloom_is_scan(Path *path)
+{
+	return IsA(path, CustomPath) &&
+		strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0;
 }
 
 /* ns a disk spends on one tuple's probe of level lv's filter (see AP_BLOOM_MISS_NS). */
@@ -432,7 +452,7 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		if (bp->share_ids[order[i]] == 0 || !lv->big_is_outer)
 			build += lv->child->total_cost;
 		/* a partial chain: the other participants' runs of the small side */
-		if (bp->partial && (shared_cores || ap_bloom_has_scan(lv->child)))
+		if (bp->partial && (shared_cores || ap_bloom_path_any(lv->child, ap_bloom_is_scan)))
 			build += base->path.parallel_workers * lv->child->total_cost;
 		build += cpu_operator_cost * lv->nkeys * lv->child->rows;
 		probe_s += ap_bloom_probe_ns(lv) * 1e-9 * reaching;
@@ -724,49 +744,25 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 }
 
 /*
- * Does path (a join result's) hold what a filter's child must not: a Gather,
- * or a filter whose own small side is a join result?  Walks the join tree.
+ * Is path what a filter's child must not hold: a Gather, or a filter whose
+ * own small side is a join result?
  */
 static bool
-ap_bloom_child_refused(Path *path)
+ap_bloom_refused_node(Path *path)
 {
-	check_stack_depth();
-	switch (nodeTag(path))
+	if (IsA(path, GatherPath) || IsA(path, GatherMergePath))
+		return true;
+	if (IsA(path, CustomPath) && ((CustomPath *) path)->methods == &ap_bloom_path_methods)
 	{
-		case T_GatherPath:
-		case T_GatherMergePath:
-			return true;
-		case T_NestPath:
-		case T_MergePath:
-		case T_HashPath:
-			return ap_bloom_child_refused(((JoinPath *) path)->outerjoinpath) ||
-				ap_bloom_child_refused(((JoinPath *) path)->innerjoinpath);
-		case T_MaterialPath:
-			return ap_bloom_child_refused(((MaterialPath *) path)->subpath);
-		case T_MemoizePath:
-			return ap_bloom_child_refused(((MemoizePath *) path)->subpath);
-		case T_UniquePath:
-			return ap_bloom_child_refused(((UniquePath *) path)->subpath);
-		case T_ProjectionPath:
-			return ap_bloom_child_refused(((ProjectionPath *) path)->subpath);
-		case T_SortPath:
-		case T_IncrementalSortPath:
-			return ap_bloom_child_refused(((SortPath *) path)->subpath);
-		case T_CustomPath:
-			if (((CustomPath *) path)->methods == &ap_bloom_path_methods)
-			{
-				ApBloomPath *bp = (ApBloomPath *) path;
+		ApBloomPath *bp = (ApBloomPath *) path;
 
-				for (int l = 0; l < bp->nlevels; l++)
-				{
-					if (bp->levels[l].small->reloptkind != RELOPT_BASEREL)
-						return true;
-				}
-			}
-			return false;
-		default:
-			return false;
+		for (int l = 0; l < bp->nlevels; l++)
+		{
+			if (bp->levels[l].small->reloptkind != RELOPT_BASEREL)
+				return true;
+		}
 	}
+	return false;
 }
 
 /*
@@ -808,7 +804,7 @@ ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 			contain_volatile_functions((Node *) rel->joininfo))
 			return false;
 	}
-	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_child_refused(small->cheapest_total_path))
+	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_path_any(small->cheapest_total_path, ap_bloom_refused_node))
 		return false;
 	return true;
 }
