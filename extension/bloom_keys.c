@@ -154,6 +154,7 @@ ap_bloom_clause_key(RestrictInfo *rinfo, RelOptInfo *bigrel, RelOptInfo *b,
 	if (var == NULL || !bms_is_member(var->varno, b->relids))
 		return false;
 	key->attno = var->varattno;
+	key->type = var->vartype;
 	key->kind = ApTypeKindOf(var->vartype);
 	key->small_kind = ApTypeKindOf(exprType((Node *) key->small_expr));
 	if (!ap_bloom_kind_fits(cmp, key->kind) || !ap_bloom_kind_fits(cmp, key->small_kind))
@@ -314,6 +315,49 @@ ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys)
 }
 
 /*
+ * The size in bytes of the filter the planner expects nkeys distinct keys
+ * to fill at active_pg.bloom_max_bytes, and its false-positive rate *fpr.
+ * Both are pure functions of the two, and every join a table takes part in
+ * asks again (serial and partial paths, each level of a chain): the last
+ * few answers are kept (sizing a filter tries every number of hash
+ * functions over a Poisson sum, a few percent of planning TPC-H Q5).
+ */
+static double
+ap_bloom_planned_fpr(double nkeys, double *fpr)
+{
+#define AP_BLOOM_MEMO 16
+	static struct
+	{
+		double		nkeys;
+		int			max_bytes;
+		double		bytes;
+		double		fpr;
+	}			memo[AP_BLOOM_MEMO];
+	static int	nmemo = 0;
+	static int	next = 0;
+	uint32		len;
+	uint32		k;
+
+	for (int i = 0; i < nmemo; i++)
+	{
+		if (memo[i].nkeys == nkeys && memo[i].max_bytes == active_pg_bloom_max_bytes)
+		{
+			*fpr = memo[i].fpr;
+			return memo[i].bytes;
+		}
+	}
+	ApBloomGeometry(nkeys, active_pg_bloom_max_bytes, 0, &len, &k);
+	*fpr = ap_bloom_fpr_len(nkeys, len, k);
+	memo[next].nkeys = nkeys;
+	memo[next].max_bytes = active_pg_bloom_max_bytes;
+	memo[next].bytes = len;
+	memo[next].fpr = *fpr;
+	next = (next + 1) % AP_BLOOM_MEMO;
+	nmemo = Max(nmemo, next == 0 ? AP_BLOOM_MEMO : next);
+	return len;
+}
+
+/*
  * Share of B's rows a filter of small's keys keeps (see the file header);
  * *nd_small gets the small side's estimated distinct keys, *bytes the size
  * of the filter they will fill.
@@ -322,18 +366,15 @@ double
 ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes)
 {
-	Oid			relid = planner_rt_fetch(b->relid, root)->relid;
 	List	   *big_exprs = NIL;
 	List	   *small_exprs = NIL;
 	double		nd_big;
 	double		frac;
-	uint32		len;
-	uint32		k;
+	double		fpr;
 
 	for (int i = 0; i < nkeys; i++)
 	{
-		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno,
-											   get_atttype(relid, keys[i].attno),
+		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno, keys[i].type,
 											   -1, InvalidOid, 0));
 		small_exprs = lappend(small_exprs, keys[i].small_expr);
 	}
@@ -355,7 +396,6 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 			nd_big = Max(nd_big, nd_domain);
 	}
 	frac = Min(1.0, *nd_small / Max(nd_big, 1.0));
-	ApBloomGeometry(*nd_small, active_pg_bloom_max_bytes, 0, &len, &k);
-	*bytes = len;
-	return frac + (1.0 - frac) * ap_bloom_fpr_len(*nd_small, len, k);
+	*bytes = ap_bloom_planned_fpr(*nd_small, &fpr);
+	return frac + (1.0 - frac) * fpr;
 }

@@ -61,6 +61,7 @@ void		ApBloomPlannerInit(void);
 typedef struct ApBloomKey
 {
 	AttrNumber	attno;			/* big table's column */
+	Oid			type;			/* its type */
 	ApTypeKind	kind;			/* its kind */
 	Expr	   *small_expr;		/* small side expression */
 	ApTypeKind	small_kind;
