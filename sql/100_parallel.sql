@@ -286,6 +286,14 @@ FROM (SELECT scan_node(par_explain('SELECT pd.name, count(*), sum(pt.amount) FRO
 RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE ''name 1%'' GROUP BY pd.name', true, 'Parallel Custom Scan');
 SELECT ap_check('SELECT count(*) FROM pt WHERE pt.k IN (SELECT k FROM pd WHERE name LIKE ''name 2%'')', true, 'Parallel Custom Scan');
+-- no worker launched, the leader building the filter and claiming every
+-- work item alone; and the workers alone, the leader only gathering
+SET max_parallel_workers = 0;
+SELECT ap_check('SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE ''name 1%'' GROUP BY pd.name', true, 'Parallel Custom Scan');
+RESET max_parallel_workers;
+SET parallel_leader_participation = off;
+SELECT ap_check('SELECT pd.name, count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k WHERE pd.name LIKE ''name 1%'' GROUP BY pd.name', true, 'Parallel Custom Scan');
+RESET parallel_leader_participation;
 -- two filters on one partial scan
 SET active_pg.force_pushdown = on;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE 'name 3%' AND pe.label = 'even';
