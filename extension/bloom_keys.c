@@ -353,7 +353,8 @@ ap_bloom_planned_fpr(double nkeys, double *fpr)
 	memo[next].bytes = len;
 	memo[next].fpr = *fpr;
 	next = (next + 1) % AP_BLOOM_MEMO;
-	nmemo = Max(nmemo, next == 0 ? AP_BLOOM_MEMO : next);
+	if (nmemo < AP_BLOOM_MEMO)
+		nmemo++;
 	return len;
 }
 

@@ -186,72 +186,60 @@ static const CustomPathMethods ap_bloom_path_methods = {
 	.PlanCustomPath = ap_bloom_plan_path,
 };
 
-/*
- * The unparameterized ActiveScan path of a base relation, or NULL: in its
- * pathlist, or kept for the Bloom paths only (ApBloomBasePath).
- */
-static CustomPath *
-ap_bloom_scan_path(RelOptInfo *rel)
+/* Is path an ActiveScan (serial, partial or filtered)? */
+static bool
+ap_bloom_is_scan(Path *path)
 {
-	ListCell   *lc;
-	CustomPath *kept;
-
-	foreach(lc, rel->pathlist)
-	{
-		Path	   *path = (Path *) lfirst(lc);
-		CustomPath *cpath;
-
-		if (!IsA(path, CustomPath) || path->param_info != NULL)
-			continue;
-		cpath = (CustomPath *) path;
-		if (cpath->methods == &ap_bloom_path_methods ||
-			strcmp(cpath->methods->CustomName, AP_SCAN_NAME) != 0)
-			continue;
-		/* already carrying filters (not produced today) */
-		if (list_nth(cpath->custom_private, AP_PATH_PRIV_BLOOMS) != NIL)
-			continue;
-		ap_scan_path_methods = cpath->methods;
-		return cpath;
-	}
-	if ((kept = ApBloomBasePath(rel, false)) != NULL)
-	{
-		ap_scan_path_methods = kept->methods;
-		return kept;
-	}
-	return NULL;
+	return IsA(path, CustomPath) &&
+		strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0;
 }
 
 /*
- * The partial ActiveScan path of a base relation the partial Bloom paths are
- * built from (planner.c keeps it), or NULL.  Under force_pushdown the
- * partial path is the relation's only one.
+ * The unparameterized ActiveScan of a base relation without filters in
+ * paths (its pathlist or partial_pathlist), else the one planner.c kept for
+ * the Bloom paths (ApBloomBasePath: the serial one not offered on its own,
+ * the partial one offered or not), or NULL.
  */
+static CustomPath *
+ap_bloom_base_of(RelOptInfo *rel, List *paths, bool partial)
+{
+	ListCell   *lc;
+	CustomPath *found = NULL;
+
+	foreach(lc, paths)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		/* not one already carrying filters (ours, or none produced today) */
+		if (ap_bloom_is_scan(path) && path->param_info == NULL &&
+			((CustomPath *) path)->methods != &ap_bloom_path_methods &&
+			list_nth(((CustomPath *) path)->custom_private, AP_PATH_PRIV_BLOOMS) == NIL)
+		{
+			found = (CustomPath *) path;
+			break;
+		}
+	}
+	if (found == NULL)
+		found = ApBloomBasePath(rel, partial);
+	if (found != NULL)
+		ap_scan_path_methods = found->methods;
+	return found;
+}
+
+/* B's serial ActiveScan the serial chains are built on, or NULL. */
+static CustomPath *
+ap_bloom_scan_path(RelOptInfo *rel)
+{
+	return ap_bloom_base_of(rel, rel->pathlist, false);
+}
+
+/* B's partial ActiveScan the partial chains are built on, or NULL. */
 static CustomPath *
 ap_bloom_partial_scan_path(RelOptInfo *rel)
 {
-	CustomPath *kept;
-	ListCell   *lc;
-
 	if (!active_pg_enable_parallel_bloom)
 		return NULL;
-	kept = ApBloomBasePath(rel, true);
-
-	if (kept == NULL && active_pg_force)
-	{
-		foreach(lc, rel->partial_pathlist)
-		{
-			Path	   *path = (Path *) lfirst(lc);
-
-			if (IsA(path, CustomPath) && path->param_info == NULL &&
-				((CustomPath *) path)->methods != &ap_bloom_path_methods &&
-				strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0 &&
-				list_nth(((CustomPath *) path)->custom_private, AP_PATH_PRIV_BLOOMS) == NIL)
-				kept = (CustomPath *) path;
-		}
-	}
-	if (kept != NULL)
-		ap_scan_path_methods = kept->methods;
-	return kept;
+	return ap_bloom_base_of(rel, rel->partial_pathlist, true);
 }
 
 /*
@@ -337,19 +325,6 @@ ap_bloom_path_any(Path *path, bool (*pred) (Path *path))
 			return false;
 	}
 	return ap_bloom_path_any(sub, pred);
-}
-
-/*
- * Is path an ActiveScan?  Under a partial chain every participant runs the
- * small sides whole, and an ActiveScan there is the whole scan at the disks
- * once per participant: work the disks share, which PostgreSQL's costing
- * of a Hash's inner side counts once.
- */
-static bool
-ap_bloom_is_scan(Path *path)
-{
-	return IsA(path, CustomPath) &&
-		strcmp(((CustomPath *) path)->methods->CustomName, AP_SCAN_NAME) == 0;
 }
 
 /* ns a disk spends on one tuple's probe of level lv's filter (see AP_BLOOM_MISS_NS). */
@@ -672,8 +647,6 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	 */
 	if (small->rows > b->rows)
 		return;
-	if (ap_bloom_cannot_win(joinrel, b, small))
-		return;
 
 	/*
 	 * A partial chain (under Gather): B's share of each participant probes
@@ -689,6 +662,8 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		((jointype != JOIN_INNER && jointype != JOIN_SEMI) ||
 		 !big_is_outer || !joinrel->consider_parallel || !base->path.parallel_safe ||
 		 !small->cheapest_total_path->parallel_safe))
+		return;
+	if (ap_bloom_cannot_win(joinrel, b, small))
 		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);

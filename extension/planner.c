@@ -1073,7 +1073,7 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	/*
 	 * The partial path the partial Bloom paths are built from: the one
 	 * offered (a copy: add_partial_path may free it), or the one a Parallel
-	 * Seq Scan beats, under the serial rule's condition.
+	 * Seq Scan beats, which a filter may still make pay.
 	 */
 	if (bloom && ppath != NULL)
 		pbase = ap_path_copy(ppath);
