@@ -49,8 +49,9 @@ RESET active_pg.enable;
 -- Under Gather, though, a joined table's partial ActiveScan without a disk
 -- qual (it would only project) is guarded like a table alone: the
 -- participants' host work and the disks share the cores, so its share is
--- compared with the Parallel Seq Scan's at measured speed and not offered
--- (the serial path stays, at this exchange rate the cheapest) ...
+-- compared with the Parallel Seq Scan's at measured speed and not offered,
+-- nor is the serial path, which the host's Seq Scan beats at measured speed
+-- too (m_big's is kept for the Bloom paths only): stock's plan ...
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -61,10 +62,10 @@ EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k
 	WHERE b.v < 5;
 SELECT ap_check('SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k)');
 -- ... and the serial ActiveScan of a table without disk quals whose partial
--- path was not offered stays out of parallel plans: under Gather each
--- participant would run all of it (m_mid's, the inner side, ran under
--- Gather before: at the default exchange rate, and no Bloom filter, which
--- would be built on the serial path); it runs once, above the Gather
+-- path was not offered is no plan of its own either, in or out of parallel
+-- plans (m_mid's, the inner side, ran under Gather once, in every
+-- participant; then once above the Gather, cheaper on PostgreSQL's costs
+-- than stock's plan and slower on the clock): stock's plan
 SET active_pg.enable_bloom = off;
 RESET active_pg.host_scan_ns_per_byte;
 
@@ -81,8 +82,8 @@ RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
 -- Serially too, a joined table whose disks would only project is not
 -- offered a plain ActiveScan the host's own Seq Scan at measured speed
--- beats, when the disks' start is small beside that scan (here a start made
--- cheap) ...
+-- beats, whether the disks' start is small beside that scan (here a start
+-- made cheap: m_big) or not (m_dim) ...
 SET active_pg.disk_start_ms = 0.001;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(b.v) FROM m_big b JOIN m_dim d USING (k);
 -- ... while a Bloom filter still rides on the scan kept for it
