@@ -738,7 +738,7 @@ def main():
     ap.add_argument("--modes", default="serial,parallel,active,active-serial",
                     help="comma list of %s (default serial,parallel,active,active-serial)" % ", ".join(MODES))
     ap.add_argument("--queries", default="1-22", help="e.g. 1,6 or 1-22 (default)")
-    ap.add_argument("--runs", type=int, default=3, help="warm runs after one warm-up; median reported")
+    ap.add_argument("--runs", type=int, default=5, help="warm runs after one warm-up (default 5); median reported")
     ap.add_argument("--cold", action="store_true", help="also one cold run per query and mode "
                     "(cluster restart + drop caches)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="output directory")
