@@ -322,10 +322,11 @@ ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys)
  * few answers are kept (sizing a filter tries every number of hash
  * functions over a Poisson sum, a few percent of planning TPC-H Q5).
  */
-static double
-ap_bloom_planned_fpr(double nkeys, double *fpr)
-{
 #define AP_BLOOM_MEMO 16
+
+static double
+ap_bloom_planned_size(double nkeys, double *fpr)
+{
 	static struct
 	{
 		double		nkeys;
@@ -397,6 +398,6 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 			nd_big = Max(nd_big, nd_domain);
 	}
 	frac = Min(1.0, *nd_small / Max(nd_big, 1.0));
-	*bytes = ap_bloom_planned_fpr(*nd_small, &fpr);
+	*bytes = ap_bloom_planned_size(*nd_small, &fpr);
 	return frac + (1.0 - frac) * fpr;
 }

@@ -814,13 +814,17 @@ ApScanEligible(PlannerInfo *root, RelOptInfo *rel)
 
 /*
  * Is the disks' start (the model's a_serial, kept in path's prediction) less
- * than AP_BLOOM_BASE_START_SHARE of the host's own scan, t_host?  A scan kept
- * for the filtered scans alone must be; a smaller table's is offered as a
- * plan of its own as before, where add_path mostly drops it for the host's
- * own plans (a table of 100,000 rows within shared_buffers probed 200 times
- * by an index: 2.8-3.1 ms; its Bloom-filtered scan, once kept, won and took
- * 3.8-4.5 ms).  Pricing the kept scans at the host's measured speed instead
- * moved TPC-H Q7, Q8 and Q12 into plans up to 2.9x slower.
+ * than AP_BLOOM_BASE_START_SHARE of the host's own scan, t_host?  A scan
+ * guarded out as a plan of its own is then kept for the filtered scans
+ * whatever add_path would do with it.  A smaller table's is kept only where
+ * add_path would have kept it (kept regardless, a table of 100,000 rows
+ * within shared_buffers probed 200 times by an index, 2.8-3.1 ms, got a
+ * Bloom-filtered scan of 3.8-4.5 ms), and no longer offered on its own: it
+ * won on PostgreSQL's costs and lost on the clock (orders joined to
+ * customer unfiltered, SF 0.1, a serial Hash Join over the disks'
+ * projection 95 ms against stock's Parallel Hash Join 71 ms).  Pricing the
+ * kept scans at the host's measured speed instead moved TPC-H Q7, Q8 and
+ * Q12 into plans up to 2.9x slower.
  */
 static bool
 ap_start_small(CustomPath *path, double t_host)
@@ -1021,19 +1025,8 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	t_active = ap_cost_path(root, rel, disk_ri, host_ri, cpath, 1.0);
 	slower = ApHostSlower(t_active, t_host, true, 1.0);
 	serial_ok = bloom || !slower;
-	bloom_only = bloom && slower && ap_start_small(cpath, t_host);
-
-	/*
-	 * A smaller table's scan with no disk qual that the host's Seq Scan
-	 * beats at measured speed is no plan of its own either: it is kept for
-	 * the Bloom paths where add_path would have kept it (as it did when it
-	 * was offered), and nowhere else.  Offered, it won on PostgreSQL's
-	 * costs and lost on the clock: orders joined to customer unfiltered,
-	 * SF 0.1, a serial Hash Join over the disks' projection 95 ms against
-	 * stock's Parallel Hash Join 71 ms.
-	 */
-	if (bloom && slower && !bloom_only && disk_ri == NIL && !active_pg_force)
-		bloom_only = !ApPathDominated(rel->pathlist, &cpath->path, false);
+	bloom_only = bloom && slower &&
+		(ap_start_small(cpath, t_host) || !ApPathDominated(rel->pathlist, &cpath->path, false));
 	ppath = ap_partial_path(root, rel, disk_ri, host_ri, cpath, t_host, &pguarded);
 
 	/*
