@@ -118,6 +118,8 @@ Cost		ApRelCostFloor(RelOptInfo *rel);
 bool		ApPathDominated(List *pathlist, Path *path, bool partial);
 /* Highest attribute of rel that exprs (expressions or RestrictInfos) read. */
 int			ApLastAttno(RelOptInfo *rel, List *exprs);
+/* rel's cheapest index probe by outer's values at measured speed, or NULL (planner.c). */
+Path	   *ApIndexProbePath(PlannerInfo *root, RelOptInfo *rel, Relids outer, Cost *probe_cost);
 /* The host's best scan of rel at measured speed, its Seq Scan taking t_seq. */
 double		ApHostBestScan(RelOptInfo *rel, double t_seq);
 /* ... of its scans ordered by pathkeys, or -1 if it has none (planner.c). */

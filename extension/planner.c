@@ -580,6 +580,39 @@ ap_index_probe_pages(PlannerInfo *root, RelOptInfo *rel, IndexPath *ipath,
 }
 
 /*
+ * One execution of rel's parameterized index or bitmap heap scan path at
+ * measured speed (ApModelIndexScanSeconds), with the heap pages it visits
+ * (PostgreSQL's own estimate, see ap_price_index_paths); per fetched tuple
+ * rel's quals (qual_ops operators) and the join clauses the path checks,
+ * priced as PostgreSQL prices them (a SubPlan among them costs what its
+ * plan costs: TPC-H Q2's partsupp probed by part runs its correlated
+ * minimum for every row).  -1 for any other path.
+ */
+static double
+ap_probe_seconds(PlannerInfo *root, RelOptInfo *rel, Path *path, double miss_share,
+				 double qual_ops, double *heap_pages)
+{
+	double		tuples;
+	QualCost	join_quals;
+
+	if (IsA(path, IndexPath))
+		ap_index_probe_pages(root, rel, (IndexPath *) path, &tuples, heap_pages);
+	else if (IsA(path, BitmapHeapPath))
+	{
+		Cost		index_cost;
+
+		*heap_pages = compute_bitmap_pages(root, rel, ((BitmapHeapPath *) path)->bitmapqual,
+										   1, &index_cost, &tuples);
+	}
+	else
+		return -1;
+	/* the join clauses the scan checks per fetched tuple (a SubPlan may be one) */
+	cost_qual_eval(&join_quals, path->param_info->ppi_clauses, root);
+	return ApModelIndexScanSeconds(tuples, *heap_pages, miss_share,
+								   qual_ops + ap_operators(join_quals.per_tuple));
+}
+
+/*
  * Price rel's parameterized index scans, the inner sides of PostgreSQL's
  * nested loops, at measured speed where that is dearer than PostgreSQL's
  * own estimate: a probe, the heap pages it visits, the share of them not
@@ -624,30 +657,63 @@ ap_price_index_paths(PlannerInfo *root, RelOptInfo *rel)
 	foreach(lc, rel->pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
-		double		tuples;
 		double		heap_pages;
+		double		seconds;
 		Cost		cost;
 
 		if (path->param_info == NULL)
 			continue;
-		if (IsA(path, IndexPath))
-			ap_index_probe_pages(root, rel, (IndexPath *) path, &tuples, &heap_pages);
-		else if (IsA(path, BitmapHeapPath))
-		{
-			Cost		index_cost;
-
-			heap_pages = compute_bitmap_pages(root, rel, ((BitmapHeapPath *) path)->bitmapqual,
-											  1, &index_cost, &tuples);
-		}
-		else
-			continue;
-		if (heap_pages < AP_INDEX_SCATTERED_PAGES)
+		seconds = ap_probe_seconds(root, rel, path, miss_share, qual_ops, &heap_pages);
+		if (seconds < 0 || heap_pages < AP_INDEX_SCATTERED_PAGES)
 			continue;			/* a lookup of a few pages: PostgreSQL's estimate */
-		cost = ApModelHostCost(ApModelIndexScanSeconds(tuples, heap_pages, miss_share, qual_ops),
-							   rel->pages, rel->tuples, qual_ops, seq_cost);
+		cost = ApModelHostCost(seconds, rel->pages, rel->tuples, qual_ops, seq_cost);
 		if (cost > path->total_cost)
 			path->total_cost = cost;
 	}
+}
+
+/*
+ * rel's parameterized index or bitmap heap scan whose parameters the
+ * relations outer supply that is the cheapest at measured speed
+ * (ap_probe_seconds: every heap page a visit, the share beyond
+ * shared_buffers a read from the page cache), or NULL if it has none;
+ * *probe_cost: one execution of it at that speed, in cost units at the
+ * exchange rate of rel's ActiveScan.  A nested loop's inner side, priced to
+ * stand beside a scan of all of rel (bloom_planner.c).
+ */
+Path *
+ApIndexProbePath(PlannerInfo *root, RelOptInfo *rel, Relids outer, Cost *probe_cost)
+{
+	double		miss_share;
+	double		qual_ops;
+	double		best = -1;
+	Path	   *best_path = NULL;
+	ListCell   *lc;
+
+	*probe_cost = 0;
+	if (rel->pages <= 0 || rel->tuples <= 0)
+		return NULL;
+	miss_share = Max(1.0 - (double) NBuffers / rel->pages, 0.0);
+	qual_ops = ap_operators(rel->baserestrictcost.per_tuple);
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+		double		heap_pages;
+		double		seconds;
+
+		if (path->param_info == NULL || !bms_is_subset(PATH_REQ_OUTER(path), outer))
+			continue;
+		seconds = ap_probe_seconds(root, rel, path, miss_share, qual_ops, &heap_pages);
+		if (seconds >= 0 && (best_path == NULL || seconds < best))
+		{
+			best = seconds;
+			best_path = path;
+		}
+	}
+	if (best_path != NULL)
+		*probe_cost = ApModelHostCost(best, rel->pages, rel->tuples, qual_ops,
+									  ap_seq_scan_cost(rel));
+	return best_path;
 }
 
 /*
