@@ -256,7 +256,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="statement timeout, seconds")
     ap.add_argument("--serial", action="store_true")
     ap.add_argument("queries", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     if args.step == "generate":
         generate(args)
     elif args.step == "load":
