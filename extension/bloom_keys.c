@@ -440,11 +440,17 @@ ap_bloom_key_overlap(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *key)
 /*
  * Share of B's rows a filter of small's keys keeps (see the file header);
  * *nd_small gets the small side's estimated distinct keys, *bytes the size
- * of the filter they will fill.
+ * of the filter they will fill.  *join_factor: how many times more rows the
+ * join of B and small returns than PostgreSQL's estimate of it, where the
+ * small side's domain reaches far beyond B's column (ap_bloom_key_overlap);
+ * 1 elsewhere.  PostgreSQL's equality selectivity divides by the larger of
+ * the two columns' distinct counts, the whole domain's, where the share
+ * kept here divides by the domain's part within B's range.
  */
 double
 ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes)
+				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
+				   double *join_factor)
 {
 	List	   *big_exprs = NIL;
 	List	   *small_exprs = NIL;
@@ -452,6 +458,7 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 	double		frac;
 	double		fpr;
 
+	*join_factor = 1.0;
 	for (int i = 0; i < nkeys; i++)
 	{
 		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno, keys[i].type,
@@ -478,7 +485,10 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 
 			/* only where most of the domain lies beyond: estimates stay put elsewhere */
 			if (overlap < AP_BLOOM_OVERLAP_PART)
+			{
+				*join_factor = Max(nd_big, nd_domain) / Max(Max(nd_big, nd_domain * overlap), 1.0);
 				nd_domain *= overlap;
+			}
 			nd_big = Max(nd_big, nd_domain);
 		}
 	}

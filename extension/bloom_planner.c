@@ -149,6 +149,8 @@ typedef struct ApBloomLevel
 	int			nkeys;
 	double		sel;			/* share of B's rows it keeps */
 	double		bytes;			/* the filter's planned size */
+	double		join_factor;	/* the join's rows over PostgreSQL's estimate */
+	double		dup;			/* the small side's rows per key, at least 1 */
 	/* the join */
 	RelOptInfo *joinrel;
 	RelOptInfo *small;
@@ -552,6 +554,31 @@ ap_bloom_plan_share(ApBloomPath *bp, int l)
 }
 
 /*
+ * The rows level l's join returns, the filters of the levels above apart:
+ * PostgreSQL's estimate of its join relation, corrected where a small
+ * side's key domain reaches far beyond B's column (join_factor,
+ * ApBloomSelectivity: TPC-DS's fact tables joined to date_dim, estimated
+ * 40 times too few), and then at most the rows of B the filters up to l
+ * keep times each small side's rows per key.
+ */
+static double
+ap_bloom_join_rows(ApBloomPath *bp, int l)
+{
+	double		pg_rows = bp->levels[l].joinrel->rows;
+	double		rows = pg_rows;
+	double		bound = bp->big->rows;
+
+	for (int m = 0; m <= l; m++)
+	{
+		rows *= bp->levels[m].join_factor;
+		bound *= bp->levels[m].sel * bp->levels[m].dup;
+	}
+	if (rows > pg_rows)
+		rows = Max(pg_rows, Min(rows, bound));
+	return rows;
+}
+
+/*
  * A new chain: prev's levels (none when prev is NULL) and the new level
  * top, every join rebuilt over the scan with one more filter.  NULL if a
  * level cannot be rebuilt.
@@ -582,7 +609,7 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 	for (int l = 0; l < bp->nlevels; l++)
 	{
 		ApBloomLevel *lv = &bp->levels[l];
-		double		rows = lv->joinrel->rows;
+		double		rows = ap_bloom_join_rows(bp, l);
 
 		/* the filters of the levels above remove rows this join returned */
 		for (int m = l + 1; m < bp->nlevels; m++)
@@ -784,7 +811,11 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		return;
 
 	memset(&top, 0, sizeof(top));
-	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small, &top.bytes);
+	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small, &top.bytes,
+								 &top.join_factor);
+	if (jointype != JOIN_INNER)
+		top.join_factor = 1.0;
+	top.dup = Max(1.0, small->rows / Max(nd_small, 1.0));
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
 	top.entry = ApBloomPrivate(ApBloomLabel(root, b, small, keys, nkeys), keys, nkeys,
@@ -810,9 +841,10 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	}
 	hpath = bp->levels[bp->nlevels - 1].hpath;
 	/* the top join returns what the join relation returns, filters or not */
-	hpath->jpath.path.rows = partial ?
-		clamp_row_est(joinrel->rows / ApParallelDivisor(hpath->jpath.path.parallel_workers)) :
-		joinrel->rows;
+	hpath->jpath.path.rows = clamp_row_est(ap_bloom_join_rows(bp, bp->nlevels - 1) /
+										   (partial ?
+											ApParallelDivisor(hpath->jpath.path.parallel_workers) :
+											1.0));
 	if (active_pg_force_bloom)
 	{
 		/*

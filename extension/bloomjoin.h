@@ -83,9 +83,13 @@ char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
 						 ApBloomKey *keys, int nkeys);
 /* A filter's custom_private entry (ApBloomPrivIndex), then the small exprs. */
 List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys);
-/* Share of b's rows a filter of small's keys keeps; *nd_small its keys, *bytes its size. */
+/*
+ * Share of b's rows a filter of small's keys keeps; *nd_small its keys,
+ * *bytes its size, *join_factor the join's rows over PostgreSQL's estimate.
+ */
 double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-							   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes);
+							   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
+							   double *join_factor);
 
 /* ---------- bloom_filter.c: sizing, shared with the planner and EXPLAIN ---------- */
 

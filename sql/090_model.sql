@@ -171,6 +171,39 @@ DROP INDEX m_fact_k;
 EXPLAIN (COSTS OFF) SELECT sum(s.id) FROM m_dim2 d JOIN m_fact s USING (k) WHERE d.name LIKE 'k1_';
 DROP TABLE m_fact, m_dim2;
 
+-- a dimension whose keys reach far beyond the fact table's (a calendar of
+-- 100,000 days, sales on 2,000 of them): PostgreSQL's join estimate takes
+-- the calendar's whole domain and returns 1,000 rows for a year of 500
+-- days, where 50,000 join; a filter's estimate (bloom_keys.c) and the
+-- joins of its chain (bloom_planner.c, ap_bloom_join_rows) count only the
+-- keys within the fact column's range
+CREATE TABLE m_cal (k int PRIMARY KEY, yr int);
+INSERT INTO m_cal SELECT g, g / 500 FROM generate_series(0, 99999) g;
+CREATE TABLE m_sale AS SELECT g AS id, 50000 + g % 2000 AS k, repeat('x', 100) AS pad
+	FROM generate_series(1, 200000) g;
+ANALYZE m_cal, m_sale;
+CREATE FUNCTION m_join_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" == "Hash Join")."Plan Rows"');
+END $$;
+SET max_parallel_workers_per_gather = 0;
+SET active_pg.enable = off;
+SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101') < 2000
+	AS postgres_estimate_low;
+RESET active_pg.enable;
+SET active_pg.force_bloom = on;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101;
+SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101')
+	BETWEEN 30000 AND 70000 AS filtered_join_estimate;
+SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101', true, 'Bloom Filter');
+RESET active_pg.force_bloom;
+RESET max_parallel_workers_per_gather;
+DROP TABLE m_cal, m_sale;
+DROP FUNCTION m_join_rows(text);
+
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
 -- non-selective query: every row crosses anyway and the disks' CPUs are
 -- slower than the host's, so the host plan wins
