@@ -434,3 +434,40 @@ EXPLAIN (COSTS OFF) SELECT k, sum(v) FROM m_grp_ord GROUP BY k;
 SELECT ap_check('SELECT k FROM m_grp GROUP BY k HAVING count(*) > 9', true, 'ActiveAgg');
 SELECT ap_check('SELECT k, sum(v) FROM m_grp_ord GROUP BY k', true, 'ActiveAgg');
 DROP TABLE m_grp, m_grp_ord;
+
+-- A Bloom-filtered scan's disks encode and send only the rows the filter
+-- keeps (ApModelFilterOutput): the filtered scan's disk CPU is the pass
+-- over the pages, the probes and the kept rows' sending, below the
+-- unfiltered scan's, which sends every wide row
+CREATE TABLE m_wide AS SELECT g AS id, g % 5000 AS k, repeat('w', 300) AS pad
+	FROM generate_series(1, 100000) g;
+CREATE TABLE m_wdim (k int PRIMARY KEY, name text);
+INSERT INTO m_wdim SELECT g, 'n' || g FROM generate_series(0, 4999) g;
+ANALYZE m_wide, m_wdim;
+-- a field of the prediction for m_wide's scan, wherever the join puts it
+CREATE FUNCTION m_scan_model(q text, field text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (VERBOSE, FORMAT JSON) ' || q INTO j;
+	RETURN jsonb_path_query_first(j, 'strict $.** ? (@."Relation Name" == "m_wide")')->>field;
+END $$;
+SET active_pg.force_pushdown = on;
+SET enable_nestloop = off;
+SET enable_mergejoin = off;
+SET active_pg.enable_bloom = off;
+SELECT m_scan_model('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
+	'Model Disk CPU Time') AS unfiltered_cpu \gset
+RESET active_pg.enable_bloom;
+SET active_pg.force_bloom = on;
+SELECT m_scan_model('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
+	'Model Disk CPU Time') AS filtered_cpu \gset
+SELECT :filtered_cpu > 0 AS predicted, :filtered_cpu < 0.5 * :unfiltered_cpu AS sends_only_kept_rows;
+SELECT ap_check('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
+	true, 'Bloom Filter');
+RESET active_pg.force_bloom;
+RESET enable_mergejoin;
+RESET enable_nestloop;
+RESET active_pg.force_pushdown;
+DROP FUNCTION m_scan_model(text, text);
+DROP TABLE m_wide, m_wdim;
