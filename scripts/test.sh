@@ -219,7 +219,9 @@ if [ "${ACTIVE_PG_ISOLATION:-1}" != 0 ] && ls "$WORK"/specs/*.spec >/dev/null 2>
 	status "isolation tests" $rc
 fi
 
-TAP_TESTS=${ACTIVE_PG_TAP:-t/*.pl}
+# the longest (the fault matrix, about 100 s) first, so that the others run
+# beside it (prove -j below)
+TAP_TESTS=${ACTIVE_PG_TAP:-$(cd "$SRC" && ls t/008_fault_matrix.pl; ls t/*.pl | grep -v '^t/008_')}
 if [ "$TAP_TESTS" != none ]; then
 echo "== TAP tests"
 # PostgreSQL's TAP modules (PostgreSQL::Test::Cluster): the installation's
@@ -231,10 +233,23 @@ if [ ! -f "$PG_PERL_DIR/PostgreSQL/Test/Cluster.pm" ]; then
 	PG_PERL_DIR=/usr/lib/postgresql/15/lib/pgxs/src/test/perl
 	echo "(PostgreSQL $PG_MAJOR ships no TAP modules: using $PG_PERL_DIR)"
 fi
+# Two at a time (ACTIVE_PG_TAP_JOBS): most of a TAP test's time is waiting
+# for a timeout, a restart or a killed daemon, not CPU; each test has its
+# own cluster, ports and daemons.  A failing test's log
+# (tmp_check/log/regress_log_*) is printed after the summary.
+rm -rf "$WORK/tmp_check/log"
 (cd "$WORK" && as_pguser env TESTDIR="$WORK" PG_REGRESS="$PG_PGXS_DIR/src/test/regress/pg_regress" \
 	PERL5LIB="$PG_PERL_DIR" ACTIVE_PG_SRC="$WORK" \
-	prove -v --timer $TAP_TESTS)
-status "TAP tests" $?
+	prove --timer -j "${ACTIVE_PG_TAP_JOBS:-2}" $TAP_TESTS)
+rc=$?
+if [ $rc -ne 0 ]; then
+	for log in "$WORK"/tmp_check/log/regress_log_*; do
+		grep -q '^not ok\|Bail out\|died' "$log" 2>/dev/null || continue
+		echo "---- $log (last 60 lines)"
+		tail -60 "$log"
+	done
+fi
+status "TAP tests" $rc
 fi
 
 # A minute of soak (scripts/soak.py; longer runs by hand): TPC-B writers with
