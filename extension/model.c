@@ -323,6 +323,17 @@ ap_emulated_read_s(double pages, int d, double r_d)
  * what overlaps the scan), and the cores all of it needs, plus what follows
  * the scan (the groups' merge) and the start.
  */
+/*
+ * A plain active scan's disk work, seconds at host speed: the pass over
+ * n_in bytes at w_ns a byte, and the encoding and sending of the n_out
+ * bytes of rows it ships.
+ */
+static double
+ap_scan_disk_work(double n_in, double w_ns, double n_out)
+{
+	return (n_in * w_ns + n_out * AP_DISK_SEND_NS_PER_BYTE) * 1e-9;
+}
+
 static double
 ap_model_t_active(const ApModelResult *r, double net, double host)
 {
@@ -434,7 +445,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 	}
 	else
 	{
-		disk_work = (r->n_in * r->w_ns + r->n_out * AP_DISK_SEND_NS_PER_BYTE) * 1e-9;
+		disk_work = ap_scan_disk_work(r->n_in, r->w_ns, r->n_out);
 		host_work = (rows_out * (AP_HOST_ROW_NS + Max(in->host_ops, 0.0) * AP_NS_PER_OP) +
 					 r->n_out * AP_RECV_NS_PER_BYTE) * 1e-9;
 		r->a_host = host_work;
@@ -619,7 +630,6 @@ void
 ApModelFilterOutput(const ApModelResult *in, double keep, double extra_disk_s,
 					ApModelResult *out)
 {
-	double		pass;
 	double		work_before;
 	double		work_after;
 	double		scale;
@@ -628,10 +638,9 @@ ApModelFilterOutput(const ApModelResult *in, double keep, double extra_disk_s,
 	if (in->op != AP_MODEL_OP_SCAN || in->a_merge > 0 || in->n_out >= in->n_in)
 		return;					/* not a plain active scan (pages mode ships n_in) */
 	keep = Min(Max(keep, 0.0), 1.0);
-	pass = in->n_in * in->w_ns * 1e-9;
-	work_before = pass + in->n_out * AP_DISK_SEND_NS_PER_BYTE * 1e-9;
-	work_after = pass + Max(extra_disk_s, 0.0) +
-		in->n_out * keep * AP_DISK_SEND_NS_PER_BYTE * 1e-9;
+	work_before = ap_scan_disk_work(in->n_in, in->w_ns, in->n_out);
+	work_after = ap_scan_disk_work(in->n_in, in->w_ns, in->n_out * keep) +
+		Max(extra_disk_s, 0.0);
 	scale = work_before > 0 ? work_after / work_before : 1.0;
 	out->n_out = in->n_out * keep;
 	out->a_net = in->a_net * keep;

@@ -452,19 +452,17 @@ BEGIN
 	EXECUTE 'EXPLAIN (VERBOSE, FORMAT JSON) ' || q INTO j;
 	RETURN jsonb_path_query_first(j, 'strict $.** ? (@."Relation Name" == "m_wide")')->>field;
 END $$;
+\set wq 'SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7'''
 SET active_pg.force_pushdown = on;
 SET enable_nestloop = off;
 SET enable_mergejoin = off;
 SET active_pg.enable_bloom = off;
-SELECT m_scan_model('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
-	'Model Disk CPU Time') AS unfiltered_cpu \gset
+SELECT m_scan_model(:'wq', 'Model Disk CPU Time') AS unfiltered_cpu \gset
 RESET active_pg.enable_bloom;
 SET active_pg.force_bloom = on;
-SELECT m_scan_model('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
-	'Model Disk CPU Time') AS filtered_cpu \gset
+SELECT m_scan_model(:'wq', 'Model Disk CPU Time') AS filtered_cpu \gset
 SELECT :filtered_cpu > 0 AS predicted, :filtered_cpu < 0.5 * :unfiltered_cpu AS sends_only_kept_rows;
-SELECT ap_check('SELECT sum(length(s.pad)) FROM m_wdim d JOIN m_wide s USING (k) WHERE d.name = ''n7''',
-	true, 'Bloom Filter');
+SELECT ap_check(:'wq', true, 'Bloom Filter');
 RESET active_pg.force_bloom;
 RESET enable_mergejoin;
 RESET enable_nestloop;
