@@ -137,20 +137,6 @@ CustomPath *ApBloomBasePath(RelOptInfo *rel, bool partial);
 /* PostgreSQL's parallel divisor of a path with this many workers (planner.c). */
 double		ApParallelDivisor(int workers);
 
-/* ---------- join_estimate.c ---------- */
-
-/*
- * Size joins of base relation b's columns with keys whose domains reach
- * far beyond them from the part of the domain b can hold (see the file).
- */
-void		ApCorrectDomainJoins(PlannerInfo *root, RelOptInfo *b);
-/* The selectivity of one column's join with such a key into *sel; false if none. */
-bool		ApDomainJoinSelectivity(PlannerInfo *root, RelOptInfo *b, Var *var,
-									RelOptInfo *small, Expr *small_expr, Selectivity *sel);
-/* The distinct values of small_expr a join with b's column attno can meet. */
-double		ApKeyDomain(PlannerInfo *root, RelOptInfo *b, AttrNumber attno, Oid type,
-						Expr *small_expr, double *nd_all);
-
 /* ---------- encode.c ---------- */
 
 /*

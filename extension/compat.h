@@ -23,7 +23,6 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "nodes/pathnodes.h"
-#include "optimizer/paths.h"
 #include "pgstat.h"
 #include "storage/bufpage.h"
 #include "storage/latch.h"
@@ -156,22 +155,6 @@ ApEmNulledByOuterJoin(EquivalenceMember *em)
 		!bms_is_empty(((Var *) expr)->varnullingrels);
 #else
 	return !bms_is_empty(em->em_nullable_relids);
-#endif
-}
-
-/*
- * The equality clauses the equivalence classes imply for joining the
- * relations outer_relids to inner (created once, then found again in the
- * class).  16 added the join's SpecialJoinInfo, NULL for an inner join.
- */
-static inline List *
-ApJoinImpliedEqualities(PlannerInfo *root, Relids join_relids, Relids outer_relids,
-						RelOptInfo *inner)
-{
-#if PG_VERSION_NUM >= 160000
-	return generate_join_implied_equalities(root, join_relids, outer_relids, inner, NULL);
-#else
-	return generate_join_implied_equalities(root, join_relids, outer_relids, inner);
 #endif
 }
 

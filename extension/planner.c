@@ -1062,9 +1062,6 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	/* no disk to ship to (library loaded without launcher or disk list) */
 	if (!ApDisksConfigured())
 		return;
-	/* before any join is sized: keys whose domains reach beyond rel's columns */
-	if (rel->has_eclass_joins && ApExtensionCreated())
-		ApCorrectDomainJoins(root, rel);
 	/* point lookups and small scans pay nothing more than this */
 	if (!active_pg_force && ap_cheap_path_exists(rel))
 		return;

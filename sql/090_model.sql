@@ -200,40 +200,9 @@ SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c
 	BETWEEN 30000 AND 70000 AS filtered_join_estimate;
 SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101', true, 'Bloom Filter');
 RESET active_pg.force_bloom;
--- ... and so does PostgreSQL's own estimate of every join holding the
--- clause (join_estimate.c corrects the clause's selectivity before any join
--- is sized), a filter or not, whichever join comes first: the join with
--- m_item above the calendar's, or below it
-SET active_pg.enable_bloom = off;
-SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS join_estimate_without_filter;
-CREATE TABLE m_item (i int PRIMARY KEY, cat int);
-INSERT INTO m_item SELECT g, g % 10 FROM generate_series(0, 999) g;
-ALTER TABLE m_sale ADD COLUMN i int;
-UPDATE m_sale SET i = id % 1000;
-VACUUM ANALYZE m_sale, m_item;
-CREATE FUNCTION m_top_join_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-	j jsonb;
-BEGIN
-	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" like_regex "Join|Nested Loop")."Plan Rows"');
-END $$;
-SELECT m_top_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_item t ON t.i = s.i WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS three_way_estimate;
-RESET active_pg.enable_bloom;
-SELECT m_top_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_item t ON t.i = s.i WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS three_way_estimate_with_filters;
-SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_item t ON t.i = s.i WHERE c.yr = 101');
--- stock planning is untouched
-SET active_pg.enable = off;
-SELECT m_top_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_item t ON t.i = s.i WHERE c.yr = 101')
-	< 2000 AS stock_three_way_estimate;
-RESET active_pg.enable;
 RESET max_parallel_workers_per_gather;
-DROP TABLE m_cal, m_sale, m_item;
+DROP TABLE m_cal, m_sale;
 DROP FUNCTION m_join_rows(text);
-DROP FUNCTION m_top_join_rows(text);
 
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
 -- non-selective query: every row crosses anyway and the disks' CPUs are
