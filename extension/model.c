@@ -318,12 +318,6 @@ ap_emulated_read_s(double pages, int d, double r_d)
 }
 
 /*
- * The model's active time from r's terms: the slowest of reading, the disks'
- * CPU, the interconnect and the host while the disks scan (net and host:
- * what overlaps the scan), and the cores all of it needs, plus what follows
- * the scan (the groups' merge) and the start.
- */
-/*
  * A plain active scan's disk work, seconds at host speed: the pass over
  * n_in bytes at w_ns a byte, and the encoding and sending of the n_out
  * bytes of rows it ships.
@@ -334,6 +328,12 @@ ap_scan_disk_work(double n_in, double w_ns, double n_out)
 	return (n_in * w_ns + n_out * AP_DISK_SEND_NS_PER_BYTE) * 1e-9;
 }
 
+/*
+ * The model's active time from r's terms: the slowest of reading, the disks'
+ * CPU, the interconnect and the host while the disks scan (net and host:
+ * what overlaps the scan), and the cores all of it needs, plus what follows
+ * the scan (the groups' merge) and the start.
+ */
 static double
 ap_model_t_active(const ApModelResult *r, double net, double host)
 {
