@@ -19,6 +19,10 @@
  *     (Riedel et al.'s Table 3 compares sizes on one plan, so the planner ignores it).
  *   - The hashes are collected before sizing; past work_mem of them the
  *     filter gets the cap's size at once and keys are inserted as they come.
+ *   - Under a Parallel Hash the keys come as the participants' hashes
+ *     (bloom_share.c): sized the same way from their distinct count, built
+ *     again at every rescan (the Parallel Hash is), not measured under
+ *     EXPLAIN ANALYZE (the keys' encodings stayed with the participants).
  *   - A filter without keys means no row of the big side can join: the scan
  *     returns nothing without contacting the disks.
  *   - The filter bits live in a context of the node, not of one execution.
@@ -207,6 +211,21 @@ ap_bloom_measure_start(ApBloomState *bs, ApBloomFilterState *f)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Size f for the distinct ones of the collected hashes hs (sorted here) and insert them. */
+static void
+ap_bloom_finish(ApBloomState *bs, ApBloomFilterState *f, ApBloomHashes *hs)
+{
+	if (hs->n > 1)
+	{
+		ap_bloom_sort_u64(hs->h, hs->n);
+		hs->n = ap_bloom_unique_u64(hs->h, hs->n);
+	}
+	f->distinct = hs->n;
+	ap_bloom_alloc(bs, f, (double) hs->n);
+	for (int64 i = 0; i < hs->n; i++)
+		ap_bloom_insert_len(f->bits, f->len, f->nhashes, hs->h[i]);
+}
+
 /* Run the child of f to completion and build its filter. */
 static void
 ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
@@ -224,6 +243,60 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	struct Tuplestorestate *shared;
 	TupleTableSlot *share_slot = NULL;
 
+	int			at_child[AP_BLOOM_KEYS_MAX];
+	int			at_share[AP_BLOOM_KEYS_MAX];
+	bool		overflow = false;
+
+	for (int k = 0; k < f->nkeys; k++)
+	{
+		at_child[k] = k;
+		at_share[k] = f->share_pos[k] - 1;
+	}
+	f->builds++;
+	/* a benchmark's fixed size applies to the filters built, not to the plan */
+	f->fixed_bytes = active_pg_bloom_bytes;
+	f->keys = 0;
+	f->distinct = 0;
+
+	/*
+	 * Under a Parallel Hash the participants' key hashes, all of them (its
+	 * build is over before the probe side starts: bloom_share.c).
+	 */
+	f->parallel_share = ApBloomShareHashes(estate, f->share, bs->share_mark, build_cxt,
+										   &hs.h, &hs.n, &overflow);
+	if (f->parallel_share)
+	{
+		f->shared = true;
+		f->share_probe = false;
+		if (bs->measure)
+		{
+			ap_bloom_measure_start(bs, f);
+			/* the keys' encodings stayed with the participants that hashed them */
+			f->unmeasured = "its keys were hashed by the participants of a Parallel Hash";
+			ap_bloom_exact_drop(f);
+		}
+		f->keys = hs.n;
+		if (overflow)
+		{
+			/* more keys than work_mem holds: a filter every row passes */
+			f->distinct = hs.n;
+			if (f->bits != NULL)
+				pfree(f->bits);
+			f->len = AP_BLOOM_BLOCK_BYTES;
+			f->nhashes = 1;
+			f->bits = MemoryContextAlloc(bs->cxt, f->len);
+			memset(f->bits, 0xFF, f->len);
+			f->keys = Max(f->keys, 1);
+			MemoryContextDelete(build_cxt);
+			f->built = true;
+			return;
+		}
+		ap_bloom_finish(bs, f, &hs);
+		MemoryContextDelete(build_cxt);
+		f->built = true;
+		return;
+	}
+
 	/* the Hash's copy of the small side, if it already ran (bloom_share.c) */
 	shared = ApBloomShareRows(estate, f->share, bs->share_mark, &share_slot, &f->share_probe);
 	for (int k = 0; shared != NULL && k < f->nkeys; k++)
@@ -237,13 +310,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 		}
 	}
 	f->shared = shared != NULL;
-	if (!f->shared && f->builds > 0)
+	if (!f->shared && f->builds > 1)
 		ExecReScan(f->child);
-	f->builds++;
-	/* a benchmark's fixed size applies to the filters built, not to the plan */
-	f->fixed_bytes = active_pg_bloom_bytes;
-	f->keys = 0;
-	f->distinct = 0;
 	if (bs->measure)
 		ap_bloom_measure_start(bs, f);
 	hs.n = 0;
@@ -255,7 +323,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	{
 		TupleTableSlot *slot;
 		ApBloomHash st;
-		bool		isnull = false;
+		bool		isnull;
 		uint64		h;
 
 		CHECK_FOR_INTERRUPTS();
@@ -280,15 +348,8 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 			st.capture = words;
 			st.capture_cap = AP_BLOOM_EXACT_WORDS_MAX;
 		}
-		for (int k = 0; k < f->nkeys && !isnull; k++)
-		{
-			int			a = shared != NULL ? f->share_pos[k] - 1 : k;
-
-			if (slot->tts_isnull[a])
-				isnull = true;
-			else
-				ApBloomHashDatum(&st, f->host_kinds[k], slot->tts_values[a]);
-		}
+		isnull = !ApBloomHashKeys(&st, slot, f->nkeys, shared != NULL ? at_share : at_child,
+								  f->host_kinds);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(row_cxt);
 		/* NULL never equals anything: the key is not inserted */
@@ -324,17 +385,7 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 	if (direct)
 		f->distinct = f->keys;	/* not counted: an upper bound */
 	else
-	{
-		if (hs.n > 1)
-		{
-			ap_bloom_sort_u64(hs.h, hs.n);
-			hs.n = ap_bloom_unique_u64(hs.h, hs.n);
-		}
-		f->distinct = hs.n;
-		ap_bloom_alloc(bs, f, (double) hs.n);
-		for (int64 i = 0; i < hs.n; i++)
-			ap_bloom_insert_len(f->bits, f->len, f->nhashes, hs.h[i]);
-	}
+		ap_bloom_finish(bs, f, &hs);
 	MemoryContextDelete(build_cxt);
 	if (share_slot != NULL)
 		ExecDropSingleTupleTableSlot(share_slot);
@@ -423,7 +474,8 @@ ApBloomRescan(ApBloomState *bs, PlanState *parent)
 		/* ExecReScan propagates changed params to lefttree/righttree only */
 		if (parent->chgParam != NULL)
 			UpdateChangedParamSet(f->child, parent->chgParam);
-		if (f->child->chgParam != NULL)
+		/* a Parallel Hash is built again at every rescan, its keys with it */
+		if (f->child->chgParam != NULL || f->parallel_share)
 			f->built = false;
 	}
 }

@@ -90,10 +90,13 @@ ap_bloom_explain_rows_text(const ApBloomFilterState *f, int ndisks, ExplainState
 	const char *why;
 
 	appendStringInfoSpaces(es->str, es->indent * 2 + 2);
-	appendStringInfo(es->str, "Bloom Filter Rows: tested " UINT64_FORMAT ", dropped " UINT64_FORMAT
-					 ", shipped " UINT64_FORMAT " (" UINT64_FORMAT " true matches, " UINT64_FORMAT
-					 " false)", tested, dropped, f->true_passes + f->false_passes,
-					 f->true_passes, f->false_passes);
+	appendStringInfo(es->str, "Bloom Filter Rows: tested " UINT64_FORMAT ", dropped " UINT64_FORMAT,
+					 tested, dropped);
+	/* the shipped rows are counted against the exact key set: not without one */
+	if (f->unmeasured == NULL)
+		appendStringInfo(es->str, ", shipped " UINT64_FORMAT " (" UINT64_FORMAT " true matches, "
+						 UINT64_FORMAT " false)", f->true_passes + f->false_passes,
+						 f->true_passes, f->false_passes);
 	if (ap_bloom_measured(f, ndisks, &fpr, &nonmatching, &why))
 		appendStringInfo(es->str, "; measured fpr %.2f%% (" UINT64_FORMAT " of " UINT64_FORMAT
 						 " non-matching rows)", fpr * 100.0, f->false_passes, nonmatching);
@@ -121,8 +124,11 @@ ap_bloom_explain_rows_structured(const ApBloomFilterState *f, int ndisks, Explai
 							ap_bloom_sum(f->disk_tested, ndisks), es);
 	ExplainPropertyUInteger("Bloom Filter Rows Dropped", NULL,
 							ap_bloom_sum(f->disk_dropped, ndisks), es);
-	ExplainPropertyUInteger("Bloom Filter True Matches", NULL, f->true_passes, es);
-	ExplainPropertyUInteger("Bloom Filter False Passes", NULL, f->false_passes, es);
+	if (f->unmeasured == NULL)
+	{
+		ExplainPropertyUInteger("Bloom Filter True Matches", NULL, f->true_passes, es);
+		ExplainPropertyUInteger("Bloom Filter False Passes", NULL, f->false_passes, es);
+	}
 	if (ap_bloom_measured(f, ndisks, &fpr, &nonmatching, &why))
 	{
 		ExplainPropertyUInteger("Bloom Filter Non-Matching Rows", NULL, nonmatching, es);
@@ -185,6 +191,7 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 				appendStringInfo(es->str, ", built " UINT64_FORMAT " times", f->builds);
 			if (es->analyze && f->shared)
 				appendStringInfoString(es->str, f->share_probe ? " from the join's probe rows" :
+									   f->parallel_share ? " from the Parallel Hash's rows" :
 									   " from the Hash's rows");
 			appendStringInfoChar(es->str, '\n');
 			if (rows)

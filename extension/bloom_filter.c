@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "utils/date.h"
 
@@ -55,6 +56,20 @@ ApBloomHashDatum(ApBloomHash *st, int kind, Datum d)
 		ap_bloom_key_bpchar(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 	else
 		ap_bloom_key_text(st, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+}
+
+/* A row's key columns into a running hash (see bloomjoin.h). */
+bool
+ApBloomHashKeys(ApBloomHash *st, TupleTableSlot *slot, int nkeys, const int *at,
+				const int *kinds)
+{
+	for (int k = 0; k < nkeys; k++)
+	{
+		if (slot->tts_isnull[at[k]])
+			return false;
+		ApBloomHashDatum(st, kinds[k], slot->tts_values[at[k]]);
+	}
+	return true;
 }
 
 /* Filter geometry (see bloomjoin.h). */

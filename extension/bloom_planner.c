@@ -88,8 +88,16 @@
  * participants above the scan (ap_bloom_cores_taken).  So a chain whose
  * joins above outweigh its scan runs them in parallel (TPC-H Q9's
  * partsupp, Q21's orders), and one whose disks fill the cores stays
- * serial (Q5's lineitem).  active_pg.enable_parallel_bloom switches
- * partial chains off.
+ * serial (Q5's lineitem).  A level whose small side is a table with a
+ * partial path is offered under a Parallel Hash as well: the participants
+ * hash their parts of the small side into one shared table, pass its keys'
+ * hashes to a shared list (a parallel BloomShare, bloom_share.c) and every
+ * participant builds the filter from all of them once the Parallel Hash's
+ * build is over, which is before any participant's probe side starts.  That
+ * level charges no other participant's run of the small side.  Join results
+ * as such small sides are not offered: their partial paths may hold chains
+ * of their own.  active_pg.enable_parallel_bloom switches partial chains
+ * off.
  */
 #include "postgres.h"
 
@@ -157,6 +165,12 @@ typedef struct ApBloomLevel
 	JoinType	jointype;
 	JoinPathExtraData extra;	/* a copy: the hook's lives on the caller's stack */
 	bool		big_is_outer;
+	/*
+	 * A partial chain's Parallel Hash: the participants hash S_l's partial
+	 * path together and the filter is built from all their keys
+	 * (bloom_share.c), where otherwise each participant runs S_l whole.
+	 */
+	Path	   *phash;			/* S_l's partial path, or NULL */
 	HashPath   *hpath;			/* built over this scan path */
 } ApBloomLevel;
 
@@ -186,6 +200,10 @@ static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 /* The ActiveScan path methods (planner.c's), captured from the first path seen. */
 static const CustomPathMethods *ap_scan_path_methods = NULL;
 
+static void ap_bloom_offer_chain(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
+								 RelOptInfo *b, CustomPath *base, struct ApBloomPath *prev,
+								 RelOptInfo *small, ApBloomLevel *top,
+								 JoinPathExtraData *extra, bool partial);
 static Plan *ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel,
 								CustomPath *best_path, List *tlist,
 								List *clauses, List *custom_plans);
@@ -436,7 +454,8 @@ ap_bloom_cost_scan(ApBloomPath *bp)
 		if (bp->share_ids[order[i]] == 0 || !lv->big_is_outer)
 			build += lv->child->total_cost;
 		/* a partial chain: the other participants' runs of the small side */
-		if (bp->partial && (shared_cores || ap_bloom_path_any(lv->child, ap_bloom_is_scan)))
+		if (bp->partial && lv->phash == NULL &&
+			(shared_cores || ap_bloom_path_any(lv->child, ap_bloom_is_scan)))
 			build += base->path.parallel_workers * lv->child->total_cost;
 		build += cpu_operator_cost * lv->nkeys * lv->child->rows;
 		probe_s += ap_bloom_probe_ns(lv) * 1e-9 * reaching;
@@ -486,27 +505,45 @@ ap_bloom_cost_scan(ApBloomPath *bp)
  * NULL if it has no hash clause.  rows: what it is expected to return.
  */
 static HashPath *
-ap_bloom_join(PlannerInfo *root, ApBloomLevel *lv, Path *lower, double rows, int share)
+ap_bloom_join(PlannerInfo *root, ApBloomPath *bp, int l, Path *lower, double rows)
 {
+	ApBloomLevel *lv = &bp->levels[l];
+	int			share = bp->share_ids[l];
 	RelOptInfo *outerrel = lv->big_is_outer ? lower->parent : lv->small;
 	RelOptInfo *innerrel = lv->big_is_outer ? lv->small : lower->parent;
-	Path	   *small = share > 0 ?
-		ApBloomSharePath(root, lv->small->cheapest_total_path, share, !lv->big_is_outer) :
-		lv->small->cheapest_total_path;
-	Path	   *outer_path = lv->big_is_outer ? lower : small;
-	Path	   *inner_path = lv->big_is_outer ? small : lower;
+	Path	   *small;
+	Path	   *outer_path;
+	Path	   *inner_path;
 	List	   *hashclauses;
 	JoinCostWorkspace workspace;
 	HashPath   *hpath;
+	bool		parallel_hash = lv->phash != NULL;
 
+	if (parallel_hash)
+	{
+		int			filter = 0;
+
+		while (bp->filter_level[filter] != l)
+			filter++;
+		Assert(share > 0 && lv->big_is_outer);
+		small = ApBloomShareParallelPath(root, lv->phash, share, filter, bp->share_pos[l],
+										 list_nth(lv->entry, AP_BLOOM_PRIV_HOST_KINDS));
+	}
+	else if (share > 0)
+		small = ApBloomSharePath(root, lv->small->cheapest_total_path, share,
+								 !lv->big_is_outer);
+	else
+		small = lv->small->cheapest_total_path;
+	outer_path = lv->big_is_outer ? lower : small;
+	inner_path = lv->big_is_outer ? small : lower;
 	hashclauses = ApBloomHashClauses(lv->joinrel, lv->jointype, lv->extra.restrictlist,
 									   outerrel, innerrel);
 	if (hashclauses == NIL)
 		return NULL;
 	initial_cost_hashjoin(root, &workspace, lv->jointype, hashclauses,
-						  outer_path, inner_path, &lv->extra, false);
+						  outer_path, inner_path, &lv->extra, parallel_hash);
 	hpath = create_hashjoin_path(root, lv->joinrel, lv->jointype, &workspace, &lv->extra,
-								 outer_path, inner_path, false,
+								 outer_path, inner_path, parallel_hash,
 								 lv->extra.restrictlist, NULL, hashclauses);
 	hpath->jpath.path.rows = clamp_row_est(rows);
 	return hpath;
@@ -530,6 +567,9 @@ ap_bloom_plan_share(ApBloomPath *bp, int l)
 	bp->share_pos[l] = NIL;
 	if (lv->child != small || small->param_info != NULL)
 		return;
+	/* under a Parallel Hash the share passes up the partial path's rows */
+	if (lv->phash != NULL)
+		small = lv->phash;
 	foreach(lc, (List *) llast(lv->entry))
 	{
 		int			at = 0;
@@ -602,7 +642,12 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 	}
 	bp->levels[bp->nlevels++] = *top;
 	for (int l = 0; l < bp->nlevels; l++)
+	{
 		ap_bloom_plan_share(bp, l);
+		/* a Parallel Hash level's filter has no other source of all the keys */
+		if (bp->levels[l].phash != NULL && bp->share_ids[l] == 0)
+			return NULL;
+	}
 	ap_bloom_cost_scan(bp);
 
 	lower = &bp->cpath.path;
@@ -614,7 +659,7 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 		/* the filters of the levels above remove rows this join returned */
 		for (int m = l + 1; m < bp->nlevels; m++)
 			rows *= bp->levels[m].sel;
-		lv->hpath = ap_bloom_join(root, lv, lower, rows / divisor, bp->share_ids[l]);
+		lv->hpath = ap_bloom_join(root, bp, l, lower, rows / divisor);
 		if (lv->hpath == NULL)
 			return NULL;
 		lower = &lv->hpath->jpath.path;
@@ -767,10 +812,6 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	bool		allow_ec;
 	double		nd_small;
 	ApBloomLevel top;
-	ApBloomPath *bp;
-	HashPath   *hpath;
-	Path	   *probe;
-	Cost		probe_cost = 0;
 
 	/*
 	 * The small side returns no more rows than B's scan: the filter is meant
@@ -828,14 +869,48 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	top.extra = *extra;
 	top.big_is_outer = big_is_outer;
 
-	bp = ap_bloom_extend(root, b, base, prev, &top, partial);
+	ap_bloom_offer_chain(root, joinrel, bigrel, b, base, prev, small, &top, extra, partial);
+
+	/*
+	 * A partial chain whose small side is a table with a partial path is
+	 * offered under a Parallel Hash as well: the participants hash their
+	 * parts of it together and every one builds the filter from all the
+	 * keys (bloom_share.c), instead of each running the small side whole.
+	 * A join result's partial path may hold chains of its own, whose
+	 * filters under a Parallel Hash are not planned.
+	 */
+	if (partial && small->reloptkind == RELOPT_BASEREL && small->partial_pathlist != NIL)
+	{
+		Path	   *ppath = linitial(small->partial_pathlist);
+
+		if (ppath->param_info == NULL && ppath->parallel_safe)
+		{
+			top.phash = ppath;
+			ap_bloom_offer_chain(root, joinrel, bigrel, b, base, prev, small, &top, extra,
+								 partial);
+		}
+	}
+}
+
+/* ap_bloom_offer's chain: prev (if any) extended with level top. */
+static void
+ap_bloom_offer_chain(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
+					 RelOptInfo *b, CustomPath *base, ApBloomPath *prev, RelOptInfo *small,
+					 ApBloomLevel *top, JoinPathExtraData *extra, bool partial)
+{
+	ApBloomPath *bp;
+	HashPath   *hpath;
+	Path	   *probe;
+	Cost		probe_cost = 0;
+
+	bp = ap_bloom_extend(root, b, base, prev, top, partial);
 	if (bp == NULL)
 		return;
 	if (!partial && ap_bloom_probes_win(root, bp, &probe, &probe_cost))
 	{
-		if (probe != NULL && prev == NULL && bigrel == b && !big_is_outer &&
+		if (probe != NULL && prev == NULL && bigrel == b && !top->big_is_outer &&
 			small->reloptkind == RELOPT_BASEREL &&
-			jointype == JOIN_INNER)
+			top->jointype == JOIN_INNER)
 			ap_bloom_offer_probes(root, joinrel, small, probe, probe_cost, extra);
 		return;
 	}

@@ -39,9 +39,22 @@
  *   - The registry lives as long as the executor state: entries are removed
  *     by a reset callback of es_query_cxt, so an error cannot leave one
  *     behind.
+ *   - Under a Parallel Hash (ApBloomShareParallelPath, a partial chain) a
+ *     participant's rows are only its part of the small side and are never
+ *     a filter's build: with the query's shared memory the node keeps no
+ *     store, hashes the filter's keys of the rows it passes up and adds them
+ *     to a list in the query's dsa area when its part ends.  That is before
+ *     its Hash arrives at the Parallel Hash's build barrier, and the probe
+ *     side starts in no participant before every participant that hashed
+ *     rows has passed it (a participant that attaches later runs no part),
+ *     so the filtered scan reads all of them (ApBloomShareHashes).  More
+ *     than work_mem of hashes in one participant make the filter one that
+ *     every row passes.  Without shared memory (the plan run serially) the
+ *     partial child scans everything and the node is an ordinary share.
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -50,6 +63,8 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -79,7 +94,41 @@ typedef struct ApShareState
 	bool		replaying;		/* reading store instead of the child */
 	bool		eager;			/* probe side: the first row fills the store */
 	int			reader;			/* read pointer of the ActiveScan's build */
+
+	/* under a Parallel Hash (ApBloomShareParallelPath) */
+	bool		parallel;		/* planned so: hash the keys for the filter */
+	int			filter;			/* the filter's index in the scan: its seed */
+	int			nkeys;
+	int			key_at[AP_BLOOM_KEYS_MAX];	/* from 0 */
+	int			host_kinds[AP_BLOOM_KEYS_MAX];
+	struct ApShareShared *sh;	/* in the query's shared memory; NULL without */
+	dsa_area   *area;
+	MemoryContext row_cxt;		/* detoasted keys of one row */
+	uint64	   *local;			/* this participant's hashes, not yet published */
+	int64		nlocal;
+	int64		cap_local;
+	bool		overflow;		/* more than work_mem of them: stopped */
 } ApShareState;
+
+/*
+ * The participants' key hashes of a share under a Parallel Hash, in the
+ * query's DSM: a list of chunks in its dsa area, one per participant and
+ * execution, added when that participant's part of the small side ends.
+ */
+typedef struct ApShareShared
+{
+	slock_t		mutex;
+	bool		overflow;		/* a participant stopped: the filter must pass all */
+	int64		nhashes;
+	dsa_pointer chunks;			/* ApShareChunk list */
+} ApShareShared;
+
+typedef struct ApShareChunk
+{
+	dsa_pointer next;
+	int64		n;
+	uint64		h[FLEXIBLE_ARRAY_MEMBER];
+} ApShareChunk;
 
 /* One registered share: a node of an executor state. */
 typedef struct ApShareEntry
@@ -102,6 +151,12 @@ static TupleTableSlot *ap_share_exec(CustomScanState *node);
 static void ap_share_end(CustomScanState *node);
 static void ap_share_rescan(CustomScanState *node);
 static void ap_share_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size ap_share_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void ap_share_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									void *coordinate);
+static void ap_share_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+									  void *coordinate);
+static void ap_share_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 
 static CustomPathMethods ap_share_path_methods = {
 	.CustomName = "BloomShare",
@@ -119,6 +174,10 @@ static CustomExecMethods ap_share_exec_methods = {
 	.ExecCustomScan = ap_share_exec,
 	.EndCustomScan = ap_share_end,
 	.ReScanCustomScan = ap_share_rescan,
+	.EstimateDSMCustomScan = ap_share_estimate_dsm,
+	.InitializeDSMCustomScan = ap_share_initialize_dsm,
+	.ReInitializeDSMCustomScan = ap_share_reinitialize_dsm,
+	.InitializeWorkerCustomScan = ap_share_initialize_worker,
 	.ExplainCustomScan = ap_share_explain,
 };
 
@@ -156,6 +215,28 @@ ApBloomSharePath(PlannerInfo *root, Path *child, int id, bool probe)
 	cpath->custom_paths = list_make1(child);
 	cpath->custom_private = list_make2(makeInteger(id), makeBoolean(probe));
 	cpath->methods = &ap_share_path_methods;
+	return &cpath->path;
+}
+
+/*
+ * Under a Parallel Hash: each participant passes its part of the small side
+ * (child, a partial path) up to the Hash and hashes the filter's keys as
+ * they pass (see bloomjoin.h).  Parallel-aware: its shared memory holds the
+ * hashes.  Costs what ApBloomSharePath costs; the hashing is the filter's
+ * build, which the chain charges (bloom_planner.c).
+ */
+Path *
+ApBloomShareParallelPath(PlannerInfo *root, Path *child, int id, int filter, List *key_at,
+						 List *host_kinds)
+{
+	CustomPath *cpath = (CustomPath *) ApBloomSharePath(root, child, id, false);
+
+	Assert(list_length(key_at) == list_length(host_kinds));
+	cpath->path.parallel_aware = true;
+	cpath->path.parallel_workers = child->parallel_workers;
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(filter));
+	cpath->custom_private = lappend(cpath->custom_private, list_copy(key_at));
+	cpath->custom_private = lappend(cpath->custom_private, list_copy(host_kinds));
 	return &cpath->path;
 }
 
@@ -202,6 +283,24 @@ ap_share_create_state(CustomScan *cscan)
 	st->css.methods = &ap_share_exec_methods;
 	st->id = intVal(linitial(cscan->custom_private));
 	st->eager = boolVal(lsecond(cscan->custom_private));
+	if (list_length(cscan->custom_private) == 5)
+	{
+		List	   *at = list_nth(cscan->custom_private, 3);
+		List	   *kinds = list_nth(cscan->custom_private, 4);
+
+		st->parallel = true;
+		st->filter = intVal(list_nth(cscan->custom_private, 2));
+		st->nkeys = list_length(at);
+		if (st->nkeys < 1 || st->nkeys > AP_BLOOM_KEYS_MAX || list_length(kinds) != st->nkeys)
+			elog(ERROR, "BloomShare plan has inconsistent keys");
+		for (int k = 0; k < st->nkeys; k++)
+		{
+			st->key_at[k] = list_nth_int(at, k) - 1;
+			st->host_kinds[k] = list_nth_int(kinds, k);
+		}
+	}
+	else if (list_length(cscan->custom_private) != 2)
+		elog(ERROR, "BloomShare plan has %d items", list_length(cscan->custom_private));
 	return (Node *) st;
 }
 
@@ -244,6 +343,9 @@ ap_share_begin(CustomScanState *node, EState *estate, int eflags)
 	node->custom_ps = list_make1(st->child);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
+	if (st->parallel)
+		st->row_cxt = AllocSetContextCreate(estate->es_query_cxt, "active_pg share row",
+											ALLOCSET_SMALL_SIZES);
 	/* random access: the filter's build reads the rows from the start */
 	st->store = tuplestore_begin_heap(true, false, work_mem);
 	st->reader = tuplestore_alloc_read_pointer(st->store, 0);
@@ -277,6 +379,77 @@ ap_share_begin(CustomScanState *node, EState *estate, int eflags)
 
 static bool ap_share_fill(ApShareState *st);
 
+/* Under a Parallel Hash: the filter's hash of a row's keys, kept (see ApShareState). */
+static void
+ap_share_hash_row(ApShareState *st, TupleTableSlot *slot)
+{
+	ApBloomHash hash;
+	MemoryContext oldcxt;
+	bool		notnull;
+
+	if (st->overflow)
+		return;
+	slot_getsomeattrs(slot, slot->tts_tupleDescriptor->natts);
+	oldcxt = MemoryContextSwitchTo(st->row_cxt);
+	ap_bloom_hash_init(&hash, AP_BLOOM_SEED(st->filter));
+	notnull = ApBloomHashKeys(&hash, slot, st->nkeys, st->key_at, st->host_kinds);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(st->row_cxt);
+	if (!notnull)
+		return;
+	if (st->nlocal == st->cap_local)
+	{
+		int64		limit = Max((int64) work_mem * 1024 / (int64) sizeof(uint64), 1024);
+
+		if (st->cap_local >= limit)
+		{
+			/* too many to ship as a filter worth its probes: every row passes */
+			st->overflow = true;
+			return;
+		}
+		st->cap_local = Min(Max(st->cap_local * 2, 1024), limit);
+		st->local = st->local == NULL ?
+			MemoryContextAllocHuge(st->css.ss.ps.state->es_query_cxt,
+								   sizeof(uint64) * st->cap_local) :
+			repalloc_huge(st->local, sizeof(uint64) * st->cap_local);
+	}
+	st->local[st->nlocal++] = ap_bloom_hash_final(&hash);
+}
+
+/*
+ * This participant's part of the small side ended: add its hashes to the
+ * shared list.  That happens before its Hash reaches the Parallel Hash's
+ * build barrier, and the probe side (the filtered scan) starts only after
+ * every participant passed it, so the scan finds every participant's keys.
+ */
+static void
+ap_share_publish(ApShareState *st)
+{
+	dsa_pointer dp = InvalidDsaPointer;
+	ApShareChunk *chunk = NULL;
+
+	if (!st->overflow && st->nlocal > 0)
+	{
+		dp = dsa_allocate_extended(st->area,
+								   offsetof(ApShareChunk, h) + sizeof(uint64) * st->nlocal,
+								   DSA_ALLOC_HUGE);
+		chunk = dsa_get_address(st->area, dp);
+		chunk->n = st->nlocal;
+		memcpy(chunk->h, st->local, sizeof(uint64) * st->nlocal);
+	}
+	SpinLockAcquire(&st->sh->mutex);
+	if (st->overflow)
+		st->sh->overflow = true;
+	if (DsaPointerIsValid(dp))
+	{
+		chunk->next = st->sh->chunks;
+		st->sh->chunks = dp;
+		st->sh->nhashes += st->nlocal;
+	}
+	SpinLockRelease(&st->sh->mutex);
+	st->nlocal = 0;
+}
+
 /* The next row of the share: from the store when replaying, else from the child. */
 static TupleTableSlot *
 ap_share_next(ScanState *ss)
@@ -303,11 +476,15 @@ ap_share_next(ScanState *ss)
 	slot = ExecProcNode(st->child);
 	if (TupIsNull(slot))
 	{
+		if (st->sh != NULL && !st->done)
+			ap_share_publish(st);
 		st->done = true;
 		return ExecClearTuple(scan);
 	}
 	if (st->store != NULL)
 		tuplestore_puttupleslot(st->store, slot);
+	if (st->sh != NULL)
+		ap_share_hash_row(st, slot);
 	ExecCopySlot(scan, slot);
 	return scan;
 }
@@ -340,6 +517,8 @@ ap_share_rescan(CustomScanState *node)
 		return;
 	}
 	/* new parameters, or stopped half-way: the child again, from the start */
+	st->nlocal = 0;
+	st->overflow = false;
 	st->started = false;
 	st->done = false;
 	st->replaying = false;
@@ -453,6 +632,119 @@ ApBloomShareRead(Tuplestorestate *store, TupleTableSlot *slot)
 		return true;
 	tuplestore_select_read_pointer(store, 0);
 	return false;
+}
+
+/* Parallel query: the shared hashes (planned parallel-aware only under a Parallel Hash). */
+static Size
+ap_share_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(ApShareShared);
+}
+
+/*
+ * A participant with shared memory: its rows go up to the Parallel Hash
+ * and its keys to the shared list; its own rows are only part of the small
+ * side and are never a filter's build (no store).
+ */
+static void
+ap_share_attach(ApShareState *st, ApShareShared *sh)
+{
+	if (st->area == NULL)
+		elog(ERROR, "BloomShare under a Parallel Hash without the query's shared memory area");
+	st->sh = sh;
+	if (st->store != NULL)
+		tuplestore_end(st->store);
+	st->store = NULL;
+}
+
+static void
+ap_share_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ApShareState *st = (ApShareState *) node;
+	ApShareShared *sh = coordinate;
+
+	SpinLockInit(&sh->mutex);
+	sh->overflow = false;
+	sh->nhashes = 0;
+	sh->chunks = InvalidDsaPointer;
+	st->area = node->ss.ps.state->es_query_dsa;
+	if (st->parallel)
+		ap_share_attach(st, sh);
+}
+
+/* Before a rescan's workers start: forget the last execution's hashes. */
+static void
+ap_share_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ApShareState *st = (ApShareState *) node;
+	ApShareShared *sh = coordinate;
+	dsa_pointer dp = sh->chunks;
+
+	while (st->area != NULL && DsaPointerIsValid(dp))
+	{
+		dsa_pointer next = ((ApShareChunk *) dsa_get_address(st->area, dp))->next;
+
+		dsa_free(st->area, dp);
+		dp = next;
+	}
+	sh->chunks = InvalidDsaPointer;
+	sh->nhashes = 0;
+	sh->overflow = false;
+}
+
+static void
+ap_share_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	ApShareState *st = (ApShareState *) node;
+
+	st->area = node->ss.ps.state->es_query_dsa;
+	if (st->parallel)
+		ap_share_attach(st, coordinate);
+}
+
+/* The participants' hashes of a parallel share (see bloomjoin.h). */
+bool
+ApBloomShareHashes(EState *estate, int id, uint64 mark, MemoryContext cxt, uint64 **h,
+				   int64 *n, bool *overflow)
+{
+	ApShareState *st = NULL;
+	ListCell   *lc;
+	dsa_pointer dp;
+	int64		at = 0;
+
+	if (id <= 0)
+		return false;
+	foreach(lc, ap_shares)
+	{
+		ApShareEntry *e = lfirst(lc);
+
+		if (e->estate == estate && e->id == id && e->seq > mark && !e->node->eager)
+		{
+			st = e->node;
+			break;
+		}
+	}
+	if (st == NULL || !st->parallel || st->sh == NULL)
+		return false;
+	SpinLockAcquire(&st->sh->mutex);
+	*n = st->sh->nhashes;
+	*overflow = st->sh->overflow;
+	dp = st->sh->chunks;
+	SpinLockRelease(&st->sh->mutex);
+	*h = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(*n, 1));
+	while (DsaPointerIsValid(dp))
+	{
+		ApShareChunk *chunk = dsa_get_address(st->area, dp);
+
+		if (at + chunk->n > *n)
+			elog(ERROR, "BloomShare's shared key hashes changed during a build");
+		memcpy(*h + at, chunk->h, sizeof(uint64) * chunk->n);
+		at += chunk->n;
+		dp = chunk->next;
+	}
+	if (at != *n)
+		elog(ERROR, "BloomShare's shared key hashes are incomplete");
+	return true;
 }
 
 /* Register the plan methods (plans are copied through nodeToString in workers). */

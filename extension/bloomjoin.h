@@ -154,6 +154,7 @@ typedef struct ApBloomFilterState
 	int			share_pos[AP_BLOOM_KEYS_MAX];	/* the keys' positions in them */
 	bool		share_probe;	/* shared is the Hash Join's probe side (ApBloomShareRows) */
 	bool		shared;			/* the last build read the shared rows */
+	bool		parallel_share; /* ... as the participants' key hashes (Parallel Hash) */
 
 	/* the filter, kept across rescans while the child's params stand */
 	bool		built;
@@ -258,6 +259,14 @@ void		ApBloomStatsAdd(ApBloomState *bs, const ApBloomSharedStats *in);
 
 /* Add one key column's value, of ApTypeKind kind, to a running hash (bloom_filter.c). */
 void		ApBloomHashDatum(ApBloomHash *st, int kind, Datum d);
+/*
+ * Add a row's key columns (attribute indexes at[], from 0, of ApTypeKind
+ * kinds[]; the slot deformed that far) to a running hash, in the current
+ * memory context (values are detoasted there).  False if a key is NULL: the
+ * key is not inserted, NULL never equals anything.
+ */
+bool		ApBloomHashKeys(ApBloomHash *st, TupleTableSlot *slot, int nkeys, const int *at,
+							const int *kinds);
 
 /* ---------- bloom_share.c ---------- */
 
@@ -268,6 +277,23 @@ int			ApBloomShareNewId(void);
  * probe: the share is the Hash Join's probe side (see bloom_share.c).
  */
 Path	   *ApBloomSharePath(PlannerInfo *root, Path *child, int id, bool probe);
+/*
+ * The same under a Parallel Hash, over the small side's partial path: the
+ * participants hash the keys of the rows they pass up (key_at: positions
+ * from 1 in the child's rows, host_kinds: ApTypeKinds, filter: the index of
+ * the filter in the scan's list, which gives its seed) into the query's
+ * shared memory, where the filtered scan finds all of them.
+ */
+Path	   *ApBloomShareParallelPath(PlannerInfo *root, Path *child, int id, int filter,
+									 List *key_at, List *host_kinds);
+/*
+ * Every participant's key hashes of parallel share id in estate, copied
+ * into cxt (*h, *n; *overflow: a participant had more than work_mem of
+ * them and stopped), or false if the share is not one under a Parallel Hash
+ * with shared memory: then ApBloomShareRows.
+ */
+bool		ApBloomShareHashes(EState *estate, int id, uint64 mark, MemoryContext cxt,
+							   uint64 **h, int64 *n, bool *overflow);
 /*
  * The completed rows of share id in estate, usable for a filter's build, or
  * NULL; *slot gets a slot of their row type, *probe whether the share is the

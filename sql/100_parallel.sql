@@ -265,11 +265,15 @@ RESET active_pg.host_scan_ns_per_byte;
 
 -- partial Bloom chains: each participant runs the small side whole, builds
 -- the filter from its rows and scans its share of the table with it; the
--- joins above run in every participant (bloom_planner.c)
+-- joins above run in every participant (bloom_planner.c).  Small sides
+-- without a partial path (no workers for them), so not under a Parallel
+-- Hash (below)
 CREATE TABLE pe (grp text COLLATE "C", label text);
 INSERT INTO pe SELECT 'g' || g, CASE WHEN g % 2 = 0 THEN 'even' ELSE 'odd' END
 FROM generate_series(0, 6) g;
 ANALYZE pe;
+ALTER TABLE pd SET (parallel_workers = 0);
+ALTER TABLE pe SET (parallel_workers = 0);
 SET active_pg.force_bloom = on;
 -- the cores the model counts (sysconf otherwise): the machine of the tests
 SET active_pg.host_cores = 2;
@@ -300,6 +304,58 @@ EXPLAIN (COSTS OFF) SELECT count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd
 RESET active_pg.force_pushdown;
 SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE ''name 3%'' AND pe.label = ''even''', true, 'Parallel Custom Scan');
 SELECT ap_check('SELECT pt.id, pd.name, pe.label FROM pt JOIN pd ON pt.k = pd.k JOIN pe ON pe.grp = pt.grp WHERE pd.name LIKE ''name 3%'' AND pe.label = ''even''');
+ALTER TABLE pd RESET (parallel_workers);
+-- under a Parallel Hash: the participants hash their parts of the small
+-- side together and every one builds the filter from all of their keys
+-- (bloom_share.c), instead of each running the small side whole
+CREATE TABLE pq (k int, tag text COLLATE "C");
+INSERT INTO pq SELECT CASE WHEN g % 50 = 0 THEN NULL ELSE g * 3 END, 'tag ' || (g % 13)
+FROM generate_series(1, 30000) g;
+ANALYZE pq;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = 'tag 3';
+-- every participant's keys, and every row tested once
+SELECT (f->>'Bloom Filter Keys')::bigint = (SELECT count(k) FROM pq WHERE tag = 'tag 3') AS all_keys,
+	(f->>'Bloom Filter Distinct Keys')::bigint = (SELECT count(DISTINCT k) FROM pq WHERE tag = 'tag 3') AS all_distinct,
+	(f->>'Bloom Filter Rows Tested')::bigint = (SELECT count(*) FROM pt) AS every_row_tested,
+	f->>'Bloom Filter Not Measured' AS not_measured,
+	(f->>'Bloom Filter Keys From Hash')::bool AS from_hash
+FROM (SELECT scan_node(par_explain('SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3''')->0->'Plan') s) x,
+	LATERAL (SELECT s->'Bloom Filters'->0 f) y;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3''', true, 'Parallel Hash');
+SELECT ap_check('SELECT pt.id, pt.amount, pq.tag FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3''');
+SELECT ap_check('SELECT count(*) FROM pt WHERE pt.id IN (SELECT k FROM pq WHERE tag = ''tag 5'')', true, 'Parallel Hash');
+-- the leader alone (shared memory, no worker), and the workers alone
+SET max_parallel_workers = 0;
+SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3''', true, 'Parallel Hash');
+RESET max_parallel_workers;
+SET parallel_leader_participation = off;
+SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3''', true, 'Parallel Hash');
+RESET parallel_leader_participation;
+-- no key at all: nothing joins
+SET active_pg.force_pushdown = on;
+SELECT count(*) FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = 'tag 3' AND pq.k < 0;
+RESET active_pg.force_pushdown;
+-- two filters: one under a Parallel Hash, one whose small side each
+-- participant runs whole
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k JOIN pe ON pe.grp = pt.grp WHERE pq.tag = 'tag 3' AND pe.label = 'even';
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT count(*), sum(pt.amount) FROM pt JOIN pq ON pt.id = pq.k JOIN pe ON pe.grp = pt.grp WHERE pq.tag = ''tag 3'' AND pe.label = ''even''', true, 'Parallel Hash');
+-- rescanned: the Gather on a nested loop's inner side runs again for every
+-- outer row, its Parallel Hash and the shared keys with it
+SET enable_material = off;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT * FROM (SELECT count(*) AS c, sum(pt.amount) AS s FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = 'tag 3') ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true;
+SELECT (f->>'Bloom Filter Keys')::bigint = (SELECT count(k) FROM pq WHERE tag = 'tag 3') AS all_keys,
+	(f->>'Bloom Filter Rows Tested')::bigint = 3 * (SELECT count(*) FROM pt) AS every_row_tested_thrice
+FROM (SELECT scan_node(par_explain('SELECT * FROM (SELECT count(*) AS c, sum(pt.amount) AS s FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3'') ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true')->0->'Plan') s) x,
+	LATERAL (SELECT s->'Bloom Filters'->0 f) y;
+RESET active_pg.force_pushdown;
+SELECT ap_check('SELECT * FROM (SELECT count(*) AS c, sum(pt.amount) AS s FROM pt JOIN pq ON pt.id = pq.k WHERE pq.tag = ''tag 3'') ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true', true, 'Parallel Hash');
+RESET enable_material;
+DROP TABLE pq;
 -- the switch: the Bloom paths stay serial
 SET active_pg.enable_parallel_bloom = off;
 SET active_pg.force_pushdown = on;
