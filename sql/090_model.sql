@@ -200,6 +200,35 @@ SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c
 	BETWEEN 30000 AND 70000 AS filtered_join_estimate;
 SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101', true, 'Bloom Filter');
 RESET active_pg.force_bloom;
+-- with workers: the Gather above the partial chain is planned for the
+-- chain's rows, not PostgreSQL's estimate of the join relation, so the
+-- join above it (over a parallel-restricted side) sees them too
+-- (bloom_planner.c, ap_bloom_regather)
+CREATE TABLE m_side AS SELECT g AS id, g AS v FROM generate_series(0, 9) g;
+ANALYZE m_side;
+CREATE FUNCTION m_gather_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" == "Gather")."Plan Rows"');
+END $$;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+-- cores enough for the participants and the disks: the partial chain wins
+SET active_pg.host_cores = 64;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1;
+SELECT m_gather_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1')
+	BETWEEN 30000 AND 70000 AS gather_estimate;
+SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1;
+RESET active_pg.host_cores;
+RESET min_parallel_table_scan_size;
+RESET parallel_tuple_cost;
+RESET parallel_setup_cost;
+DROP TABLE m_side;
+DROP FUNCTION m_gather_rows(text);
 RESET max_parallel_workers_per_gather;
 DROP TABLE m_cal, m_sale;
 DROP FUNCTION m_join_rows(text);
