@@ -287,11 +287,9 @@ ap_bloom_build_one(ApBloomState *bs, ApBloomFilterState *f)
 			f->bits = MemoryContextAlloc(bs->cxt, f->len);
 			memset(f->bits, 0xFF, f->len);
 			f->keys = Max(f->keys, 1);
-			MemoryContextDelete(build_cxt);
-			f->built = true;
-			return;
 		}
-		ap_bloom_finish(bs, f, &hs);
+		else
+			ap_bloom_finish(bs, f, &hs);
 		MemoryContextDelete(build_cxt);
 		f->built = true;
 		return;

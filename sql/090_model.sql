@@ -182,12 +182,15 @@ INSERT INTO m_cal SELECT g, g / 500 FROM generate_series(0, 99999) g;
 CREATE TABLE m_sale AS SELECT g AS id, 50000 + g % 2000 AS k, repeat('x', 100) AS pad
 	FROM generate_series(1, 200000) g;
 ANALYZE m_cal, m_sale;
-CREATE FUNCTION m_join_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+-- the estimated rows of q's first node of type node
+CREATE FUNCTION m_join_rows(q text, node text DEFAULT 'Hash Join') RETURNS float8
+LANGUAGE plpgsql AS $$
 DECLARE
 	j jsonb;
 BEGIN
 	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" == "Hash Join")."Plan Rows"');
+	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" == $n)."Plan Rows"',
+								  jsonb_build_object('n', node));
 END $$;
 SET max_parallel_workers_per_gather = 0;
 SET active_pg.enable = off;
@@ -206,13 +209,6 @@ RESET active_pg.force_bloom;
 -- (bloom_planner.c, ap_bloom_regather)
 CREATE TABLE m_side AS SELECT g AS id, g AS v FROM generate_series(0, 9) g;
 ANALYZE m_side;
-CREATE FUNCTION m_gather_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-	j jsonb;
-BEGIN
-	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
-	RETURN jsonb_path_query_first(j, '$.**?(@."Node Type" == "Gather")."Plan Rows"');
-END $$;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -220,7 +216,7 @@ SET min_parallel_table_scan_size = 0;
 -- cores enough for the participants and the disks: the partial chain wins
 SET active_pg.host_cores = 64;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1;
-SELECT m_gather_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1')
+SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1', 'Gather')
 	BETWEEN 30000 AND 70000 AS gather_estimate;
 SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id % 10 WHERE c.yr = 101 AND t.v >= random() - 1;
 RESET active_pg.host_cores;
@@ -228,10 +224,9 @@ RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;
 RESET parallel_setup_cost;
 DROP TABLE m_side;
-DROP FUNCTION m_gather_rows(text);
 RESET max_parallel_workers_per_gather;
 DROP TABLE m_cal, m_sale;
-DROP FUNCTION m_join_rows(text);
+DROP FUNCTION m_join_rows(text, text);
 
 -- emulated slow drives (15 MB/s, CPU at 0.1 of the host) and a
 -- non-selective query: every row crosses anyway and the disks' CPUs are
