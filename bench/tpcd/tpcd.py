@@ -407,7 +407,9 @@ def bench_queries(cl, args, queries, modes):
         types = column_types(cl, sql)
         row = {"q": q, "time": {}, "status": {}, "rows": {}, "cold": {}, "check": "ok", "nrows": None}
         t1 = time.time()
-        by_mode = run_interleaved(cl, list(modes), sql, 1 + args.runs, args.timeout_s)
+        by_mode = run_interleaved(cl, list(modes), sql, 1 + args.runs, args.timeout_s,
+                                  min_ms=args.min_time_s * 1000.0,
+                                  max_exec=1 + max(args.runs, args.max_runs))
         for mode in modes:
             status, execs, err = by_mode[mode]
             row["status"][mode] = status
@@ -527,11 +529,13 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
     L.append("# TPC-D (TPC-H Q1-Q22) on active_pg, SF %s, %s" % (args.sf, today))
     L.append("")
     L.append("Machine: %s. %s" % (env_info["machine"], env_info["settings"]))
-    L.append("Warm: median of %d runs after one warm-up, in ms, the modes taking turns run by "
+    L.append("Warm: median of %d runs after one warm-up (of more for a short query: while every "
+             "mode's runs add up to less than %g s, at most %d), in ms, the modes taking turns run by "
              "run (each in its own session). Speedups are active vs serial / "
              "active vs parallel (>1 = pushdown faster). Disk bytes read, bytes shipped and "
              "reduction come from `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON)` of the active mode "
-             "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's." % args.runs)
+             "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's."
+             % (args.runs, args.min_time_s, max(args.runs, args.max_runs)))
     if env_info.get("plans"):
         L.append("")
         L.append(env_info["plans"])
@@ -739,6 +743,11 @@ def main():
                     help="comma list of %s (default serial,parallel,active,active-serial)" % ", ".join(MODES))
     ap.add_argument("--queries", default="1-22", help="e.g. 1,6 or 1-22 (default)")
     ap.add_argument("--runs", type=int, default=5, help="warm runs after one warm-up (default 5); median reported")
+    ap.add_argument("--min-time-s", type=float, default=2.0,
+                    help="more runs of a short query while every mode's warm runs add up to less "
+                    "than this many seconds (default 2)")
+    ap.add_argument("--max-runs", type=int, default=25,
+                    help="at most this many warm runs of a short query (default 25)")
     ap.add_argument("--cold", action="store_true", help="also one cold run per query and mode "
                     "(cluster restart + drop caches)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="output directory")

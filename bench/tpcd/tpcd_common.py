@@ -157,10 +157,13 @@ class PsqlSession:
         self.alive = False
 
 
-def run_interleaved(cl, modes, sql, nexec, timeout_s):
+def run_interleaved(cl, modes, sql, nexec, timeout_s, min_ms=0.0, max_exec=None):
     """Run sql nexec times per mode, the modes taking turns, each mode in its
-    own session.  Returns {mode: (status, [(rows, ms)], error text)} as
-    run_session does; a mode stops at its first error or timeout."""
+    own session; then more rounds (up to max_exec in all) while every mode's
+    runs after the first add up to less than min_ms, so that a short query's
+    median is taken over enough runs to stand above the machine's noise.
+    Returns {mode: (status, [(rows, ms)], error text)} as run_session does;
+    a mode stops at its first error or timeout."""
     out = {}
     sessions = {}
     for mode in modes:
@@ -168,8 +171,14 @@ def run_interleaved(cl, modes, sql, nexec, timeout_s):
                                      "\nSET statement_timeout = '%ds';\n\\pset null '<NULL>'\n"
                                      "\\timing on" % timeout_s)
         out[mode] = ["ok", [], ""]
+
+    def short_of_time():
+        sums = [sum(ms for _, ms in st[1][1:]) for st in out.values() if st[0] == "ok"]
+        return bool(sums) and max(sums) < min_ms
+
     try:
-        for i in range(nexec):
+        i = 0
+        while i < nexec or (i < (max_exec or nexec) and short_of_time()):
             # a different mode leads each round
             order = modes[i % len(modes):] + modes[:i % len(modes)]
             for mode in order:
@@ -194,6 +203,7 @@ def run_interleaved(cl, modes, sql, nexec, timeout_s):
                     st[2] = "no timing in psql's output"
                     continue
                 st[1].append((rows, ms))
+            i += 1
     finally:
         for sess in sessions.values():
             sess.close()
