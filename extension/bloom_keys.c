@@ -379,7 +379,7 @@ ap_bloom_planned_size(double nkeys, double *fpr)
  * year's 366 days keep 0.5% of its rows where they keep 19%.
  */
 static double
-ap_bloom_key_overlap(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *key)
+ap_bloom_key_overlap_estimate(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *key)
 {
 	TypeCacheEntry *tc;
 	VariableStatData vd;
@@ -512,6 +512,167 @@ ap_bloom_multikey_factor(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 	return Max(1.0, whole / indep);
 }
 
+static double ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+								   ApBloomKey *keys, int nkeys, double *nd_small,
+								   double *bytes, double *join_factor);
+
+/*
+ * ApBloomSelectivity's answers within one planning.  The same filter (the
+ * big table, the small side, the keys) is sized again at every chain and
+ * level it is offered on, and each time its estimates read the statistics
+ * and, for the key overlap, make PostgreSQL probe an index for a column's
+ * least and greatest values (get_actual_variable_range): a third of TPC-H
+ * Q5's planning time at SF 0.1 with the extension, which doubled it.  An
+ * answer depends only on those inputs and on estimates fixed for the
+ * planning, so it is kept until the planner's memory goes: entries name
+ * that memory context (the relations and expressions they point to live
+ * there) and a callback on it drops them when it is reset or deleted, as
+ * planner.c keeps its Bloom base paths.  The list is in TopMemoryContext.
+ */
+typedef enum ApSelKind
+{
+	AP_SEL_FILTER,				/* ApBloomSelectivity's four answers */
+	AP_SEL_OVERLAP				/* ap_bloom_key_overlap's, in sel (no small side) */
+} ApSelKind;
+
+typedef struct ApSelAnswer
+{
+	MemoryContext cxt;			/* the planner memory root and the keys are in */
+	ApSelKind	kind;
+	PlannerInfo *root;
+	Index		brelid;
+	Relids		small_relids;
+	int			nkeys;
+	ApBloomKey	keys[AP_BLOOM_KEYS_MAX];
+	double		sel;
+	double		nd_small;
+	double		bytes;
+	double		join_factor;
+} ApSelAnswer;
+
+static List *ap_sel_answers = NIL;
+
+/* beyond this many kept answers (planner memory that lives long) none is added */
+#define AP_SEL_ANSWERS_MAX		4096
+
+static void
+ap_sel_forget(void *arg)
+{
+	ListCell   *lc;
+
+	foreach(lc, ap_sel_answers)
+	{
+		ApSelAnswer *a = lfirst(lc);
+
+		if (a->cxt == (MemoryContext) arg)
+		{
+			ap_sel_answers = foreach_delete_current(ap_sel_answers, lc);
+			pfree(a);
+		}
+	}
+}
+
+static ApSelAnswer *
+ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+			  const ApBloomKey *keys, int nkeys)
+{
+	ListCell   *lc;
+
+	foreach(lc, ap_sel_answers)
+	{
+		ApSelAnswer *a = lfirst(lc);
+		bool		same;
+
+		if (a->kind != kind || a->root != root || a->brelid != b->relid ||
+			a->nkeys != nkeys || a->cxt != CurrentMemoryContext ||
+			(small != NULL && !bms_equal(a->small_relids, small->relids)))
+			continue;
+		same = true;
+		for (int i = 0; i < nkeys && same; i++)
+			same = a->keys[i].attno == keys[i].attno && a->keys[i].type == keys[i].type &&
+				equal(a->keys[i].small_expr, keys[i].small_expr);
+		if (same)
+			return a;
+	}
+	return NULL;
+}
+
+static void
+ap_sel_remember(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+				const ApBloomKey *keys, int nkeys,
+				double sel, double nd_small, double bytes, double join_factor)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext old;
+	ApSelAnswer *a;
+	bool		watched = false;
+	ListCell   *lc;
+
+	if (nkeys > AP_BLOOM_KEYS_MAX || list_length(ap_sel_answers) >= AP_SEL_ANSWERS_MAX)
+		return;
+	foreach(lc, ap_sel_answers)
+		watched |= ((ApSelAnswer *) lfirst(lc))->cxt == cxt;
+	if (!watched)
+	{
+		MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
+
+		cb->func = ap_sel_forget;
+		cb->arg = cxt;
+		MemoryContextRegisterResetCallback(cxt, cb);
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	a = palloc(sizeof(ApSelAnswer));
+	a->cxt = cxt;
+	a->kind = kind;
+	a->root = root;
+	a->brelid = b->relid;
+	a->small_relids = small != NULL ? small->relids : NULL;
+	a->nkeys = nkeys;
+	memcpy(a->keys, keys, sizeof(ApBloomKey) * nkeys);
+	a->sel = sel;
+	a->nd_small = nd_small;
+	a->bytes = bytes;
+	a->join_factor = join_factor;
+	ap_sel_answers = lappend(ap_sel_answers, a);
+	MemoryContextSwitchTo(old);
+}
+
+/* ap_bloom_key_overlap_estimate, once per planning for a column and a key */
+static double
+ap_bloom_key_overlap(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *key)
+{
+	ApSelAnswer *a = ap_sel_lookup(AP_SEL_OVERLAP, root, b, NULL, key, 1);
+	double		overlap;
+
+	if (a != NULL)
+		return a->sel;
+	overlap = ap_bloom_key_overlap_estimate(root, b, key);
+	ap_sel_remember(AP_SEL_OVERLAP, root, b, NULL, key, 1, overlap, 0, 0, 0);
+	return overlap;
+}
+
+/* ap_bloom_selectivity, once per planning for a filter (see above) */
+double
+ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
+				   double *join_factor)
+{
+	ApSelAnswer *a = ap_sel_lookup(AP_SEL_FILTER, root, b, small, keys, nkeys);
+	double		sel;
+
+	if (a != NULL)
+	{
+		*nd_small = a->nd_small;
+		*bytes = a->bytes;
+		*join_factor = a->join_factor;
+		return a->sel;
+	}
+	sel = ap_bloom_selectivity(root, b, small, keys, nkeys, nd_small, bytes, join_factor);
+	ap_sel_remember(AP_SEL_FILTER, root, b, small, keys, nkeys, sel, *nd_small, *bytes,
+					*join_factor);
+	return sel;
+}
+
 /*
  * Share of B's rows a filter of small's keys keeps (see the file header);
  * *nd_small gets the small side's estimated distinct keys, *bytes the size
@@ -525,10 +686,10 @@ ap_bloom_multikey_factor(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
  * (ap_bloom_keys_unique), and its join's factor is the whole key's against
  * PostgreSQL's product of the columns' (ap_bloom_multikey_factor).
  */
-double
-ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
-				   double *join_factor)
+static double
+ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+					 ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
+					 double *join_factor)
 {
 	List	   *big_exprs = NIL;
 	List	   *small_exprs = NIL;
