@@ -35,6 +35,7 @@
 
 #include "active_pg.h"
 #include "bloomjoin.h"
+#include "plan_memo.h"
 #include "shippable.h"
 
 /* Key families: which kinds may meet under which comparison. */
@@ -524,10 +525,8 @@ static double ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo 
  * least and greatest values (get_actual_variable_range): a third of TPC-H
  * Q5's planning time at SF 0.1 with the extension, which doubled it.  An
  * answer depends only on those inputs and on estimates fixed for the
- * planning, so it is kept until the planner's memory goes: entries name
- * that memory context (the relations and expressions they point to live
- * there) and a callback on it drops them when it is reset or deleted, as
- * planner.c keeps its Bloom base paths.  The list is in TopMemoryContext.
+ * planning, so it is kept in the planner's memory until that goes
+ * (plan_memo.h), where the relations and expressions it points to live.
  */
 typedef enum ApSelKind
 {
@@ -537,7 +536,6 @@ typedef enum ApSelKind
 
 typedef struct ApSelAnswer
 {
-	MemoryContext cxt;			/* the planner memory root and the keys are in */
 	ApSelKind	kind;
 	PlannerInfo *root;
 	Index		brelid;
@@ -550,27 +548,10 @@ typedef struct ApSelAnswer
 	double		join_factor;
 } ApSelAnswer;
 
-static List *ap_sel_answers = NIL;
+static ApMemo ap_sel_answers;
 
 /* beyond this many kept answers (planner memory that lives long) none is added */
 #define AP_SEL_ANSWERS_MAX		4096
-
-static void
-ap_sel_forget(void *arg)
-{
-	ListCell   *lc;
-
-	foreach(lc, ap_sel_answers)
-	{
-		ApSelAnswer *a = lfirst(lc);
-
-		if (a->cxt == (MemoryContext) arg)
-		{
-			ap_sel_answers = foreach_delete_current(ap_sel_answers, lc);
-			pfree(a);
-		}
-	}
-}
 
 static ApSelAnswer *
 ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
@@ -578,13 +559,14 @@ ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *smal
 {
 	ListCell   *lc;
 
-	foreach(lc, ap_sel_answers)
+	foreach(lc, ap_sel_answers.entries)
 	{
-		ApSelAnswer *a = lfirst(lc);
+		ApMemoEntry *e = lfirst(lc);
+		ApSelAnswer *a = e->value;
 		bool		same;
 
-		if (a->kind != kind || a->root != root || a->brelid != b->relid ||
-			a->nkeys != nkeys || a->cxt != CurrentMemoryContext ||
+		if (e->cxt != CurrentMemoryContext || a->kind != kind || a->root != root ||
+			a->brelid != b->relid || a->nkeys != nkeys ||
 			(small != NULL && !bms_equal(a->small_relids, small->relids)))
 			continue;
 		same = true;
@@ -597,32 +579,17 @@ ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *smal
 	return NULL;
 }
 
+/* Keep an answer, in the planner's memory, for the rest of the planning. */
 static void
 ap_sel_remember(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 				const ApBloomKey *keys, int nkeys,
 				double sel, double nd_small, double bytes, double join_factor)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext old;
 	ApSelAnswer *a;
-	bool		watched = false;
-	ListCell   *lc;
 
-	if (nkeys > AP_BLOOM_KEYS_MAX || list_length(ap_sel_answers) >= AP_SEL_ANSWERS_MAX)
+	if (nkeys > AP_BLOOM_KEYS_MAX || list_length(ap_sel_answers.entries) >= AP_SEL_ANSWERS_MAX)
 		return;
-	foreach(lc, ap_sel_answers)
-		watched |= ((ApSelAnswer *) lfirst(lc))->cxt == cxt;
-	if (!watched)
-	{
-		MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
-
-		cb->func = ap_sel_forget;
-		cb->arg = cxt;
-		MemoryContextRegisterResetCallback(cxt, cb);
-	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
 	a = palloc(sizeof(ApSelAnswer));
-	a->cxt = cxt;
 	a->kind = kind;
 	a->root = root;
 	a->brelid = b->relid;
@@ -633,8 +600,7 @@ ap_sel_remember(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *sm
 	a->nd_small = nd_small;
 	a->bytes = bytes;
 	a->join_factor = join_factor;
-	ap_sel_answers = lappend(ap_sel_answers, a);
-	MemoryContextSwitchTo(old);
+	ApMemoKeep(&ap_sel_answers, a);
 }
 
 /* ap_bloom_key_overlap_estimate, once per planning for a column and a key */

@@ -103,6 +103,7 @@
 #include "utils/syscache.h"
 
 #include "active_pg.h"
+#include "plan_memo.h"
 #include "model.h"
 #include "shippable.h"
 #include "transport.h"
@@ -952,60 +953,15 @@ ap_host_bound(CustomPath *path)
  * partsupp).  add_path would discard such a path for the cheaper Seq Scan,
  * so it is kept here, found again by its relation.  The partial path of a
  * relation a filter may ride on is kept here too (the partial Bloom paths
- * are built from it), offered or not.  The paths live in the
- * planner's memory; a callback on that memory context drops its entries
- * when it is reset or deleted (the list itself is in TopMemoryContext).
+ * are built from it), offered or not.  The paths live in the planner's
+ * memory, and are forgotten when it is reset (plan_memo.h).
  */
-typedef struct ApBloomBase
-{
-	MemoryContext cxt;			/* the planner memory the path is in */
-	CustomPath *path;			/* its parent is the relation */
-} ApBloomBase;
-
-static List *ap_bloom_bases = NIL;
-
-static void
-ap_bloom_bases_forget(void *arg)
-{
-	ListCell   *lc;
-
-	foreach(lc, ap_bloom_bases)
-	{
-		ApBloomBase *b = lfirst(lc);
-
-		if (b->cxt == (MemoryContext) arg)
-		{
-			ap_bloom_bases = foreach_delete_current(ap_bloom_bases, lc);
-			pfree(b);
-		}
-	}
-}
+static ApMemo ap_bloom_bases;
 
 static void
 ap_bloom_base_remember(CustomPath *path)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext old;
-	ApBloomBase *b;
-	bool		watched = false;
-	ListCell   *lc;
-
-	foreach(lc, ap_bloom_bases)
-		watched |= ((ApBloomBase *) lfirst(lc))->cxt == cxt;
-	if (!watched)
-	{
-		MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
-
-		cb->func = ap_bloom_bases_forget;
-		cb->arg = cxt;
-		MemoryContextRegisterResetCallback(cxt, cb);
-	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	b = palloc(sizeof(ApBloomBase));
-	b->cxt = cxt;
-	b->path = path;
-	ap_bloom_bases = lappend(ap_bloom_bases, b);
-	MemoryContextSwitchTo(old);
+	ApMemoKeep(&ap_bloom_bases, path);
 }
 
 /* The ActiveScan kept for rel's Bloom paths, serial or partial, or NULL. */
@@ -1014,12 +970,12 @@ ApBloomBasePath(RelOptInfo *rel, bool partial)
 {
 	ListCell   *lc;
 
-	foreach(lc, ap_bloom_bases)
+	foreach(lc, ap_bloom_bases.entries)
 	{
-		ApBloomBase *b = lfirst(lc);
+		CustomPath *path = ((ApMemoEntry *) lfirst(lc))->value;
 
-		if (b->path->path.parent == rel && b->path->path.parallel_aware == partial)
-			return b->path;
+		if (path->path.parent == rel && path->path.parallel_aware == partial)
+			return path;
 	}
 	return NULL;
 }
