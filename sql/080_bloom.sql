@@ -465,6 +465,16 @@ SELECT ap_check('SELECT bb.id, ss.k FROM bb JOIN ss ON bb.i4 = ss.nk');
 SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN ss ON bb.i4 = ss.k WHERE ss.grp = ''even''', true);
 SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN s4 ON bb.i4 = s4.k JOIN s2 ON bb.d = s2.d', true);
 DROP EXTENSION pg_visibility;
+-- GEQO plans each join order it tries in a memory context of its own and
+-- deletes it: the filters' estimates kept for the rest of a planning
+-- (plan_memo.c) must go with it, and the plan and rows stay right
+SET geqo_threshold = 2;
+SET geqo_seed = 0;
+SELECT ap_check('SELECT bb.id FROM bb JOIN s4 ON bb.i4 = s4.k JOIN s2 ON bb.d = s2.d');
+SELECT ap_check('SELECT bb.id FROM bb JOIN ss ON bb.i4 = ss.k AND bb.d = ss.d');
+SELECT ap_bloom_lines('SELECT count(*) FROM bb JOIN s4 ON bb.i4 = s4.k JOIN s2 ON bb.d = s2.d', true);
+RESET geqo_seed;
+RESET geqo_threshold;
 RESET active_pg.force_bloom;
 
 RESET active_pg.bloom_join_results;
