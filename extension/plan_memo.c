@@ -48,7 +48,13 @@ ApMemoKeep(ApMemo *memo, void *value)
 
 	/* a context holding an entry has this memo's callback already */
 	foreach(lc, memo->entries)
-		watched |= ((ApMemoEntry *) lfirst(lc))->cxt == cxt;
+	{
+		if (((ApMemoEntry *) lfirst(lc))->cxt == cxt)
+		{
+			watched = true;
+			break;
+		}
+	}
 	if (!watched)
 	{
 		ApMemoWatch *w = palloc0(sizeof(ApMemoWatch));

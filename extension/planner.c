@@ -103,8 +103,8 @@
 #include "utils/syscache.h"
 
 #include "active_pg.h"
-#include "plan_memo.h"
 #include "model.h"
+#include "plan_memo.h"
 #include "shippable.h"
 #include "transport.h"
 
@@ -958,12 +958,6 @@ ap_host_bound(CustomPath *path)
  */
 static ApMemo ap_bloom_bases;
 
-static void
-ap_bloom_base_remember(CustomPath *path)
-{
-	ApMemoKeep(&ap_bloom_bases, path);
-}
-
 /* The ActiveScan kept for rel's Bloom paths, serial or partial, or NULL. */
 CustomPath *
 ApBloomBasePath(RelOptInfo *rel, bool partial)
@@ -1144,11 +1138,11 @@ ap_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if ((!bloom_only && !serial_ok && ppath == NULL) || !ApExtensionCreated())
 		return;
 	if (bloom_only)
-		ap_bloom_base_remember(cpath);
+		ApMemoKeep(&ap_bloom_bases, cpath);
 	else if (serial_ok)
 		add_path(rel, &cpath->path);
 	if (pbase != NULL)
-		ap_bloom_base_remember(pbase);
+		ApMemoKeep(&ap_bloom_bases, pbase);
 	if (ppath != NULL)
 		add_partial_path(rel, &ppath->path);
 }
