@@ -164,6 +164,37 @@ EXPLAIN (COSTS OFF) SELECT sum(s.id) FROM m_dim2 d JOIN m_fact s USING (k) WHERE
 -- the forced filter's results agree with the host's
 SELECT ap_check('SELECT sum(s.id) FROM m_dim2 d JOIN m_fact s USING (k) WHERE d.name LIKE ''k1_''', true, 'Bloom Filter');
 SELECT ap_check('SELECT sum(s.id) FROM m_dim2 d JOIN m_fact s USING (k) WHERE d.name LIKE ''k1__''', true, 'Bloom Filter');
+-- The same probes from a join result (ap_bloom_offer_probes for a chain's
+-- join result, ap_bloom_try_probes where no filter can come from it, as
+-- under Gather): twenty keys from a join of two tables, each probing 100
+-- scattered rows, take the nested loop at measured speed serially and in
+-- parallel, where PostgreSQL's price of the probes (made dear here by a
+-- small effective_cache_size and a high random_page_cost) lost to hash
+-- joins over a scan of all of m_fact (a Parallel Hash Join with workers)
+CREATE TABLE m_map (k int PRIMARY KEY, k2 int);
+INSERT INTO m_map SELECT g, (g * 7) % 2000 FROM generate_series(0, 1999) g;
+CREATE TABLE m_tag (k int, tag text);
+INSERT INTO m_tag SELECT g, CASE WHEN g % 100 = 0 THEN 'hot' ELSE 'cold' END
+	FROM generate_series(0, 1999) g;
+ANALYZE m_map, m_tag;
+SET random_page_cost = 40;
+SET effective_cache_size = '128kB';
+SELECT l AS "QUERY PLAN" FROM ap_explain('EXPLAIN (COSTS OFF) SELECT sum(s.id) FROM m_map d JOIN m_tag t USING (k) JOIN m_fact s ON s.k = d.k2 WHERE t.tag = ''hot''') l
+	WHERE l NOT LIKE '%Recheck Cond%';
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT l AS "QUERY PLAN" FROM ap_explain('EXPLAIN (COSTS OFF) SELECT sum(s.id) FROM m_map d JOIN m_tag t USING (k) JOIN m_fact s ON s.k = d.k2 WHERE t.tag = ''hot''') l
+	WHERE l NOT LIKE '%Recheck Cond%';
+SELECT ap_check('SELECT sum(s.id) FROM m_map d JOIN m_tag t USING (k) JOIN m_fact s ON s.k = d.k2 WHERE t.tag = ''hot''');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET random_page_cost;
+RESET effective_cache_size;
+SET max_parallel_workers_per_gather = 0;
+DROP TABLE m_map, m_tag;
 -- ... but only by an index the probe descends: m_fact's index on (id, k)
 -- has k second, and a probe by k reads all of it
 CREATE INDEX m_fact_id_k ON m_fact (id, k);
