@@ -54,6 +54,12 @@ ApAggResult ap_agg_add(ApAgg *a, const ApValue *values);
 int			ap_agg_batch_size(const ApAgg *a);
 void		ap_agg_eval_batch(ApAgg *a, const ApValue *const *rows, int n);
 ApAggResult ap_agg_add_evaluated(ApAgg *a, int r, const ApValue *values);
+/*
+ * After ap_agg_eval_batch: add the batch's leading tuples that need no care
+ * (see agg_table.c, the batch path) all at once; returns how many (0..n).
+ * The caller then adds tuples from that one on by ap_agg_add_evaluated.
+ */
+int			ap_agg_add_batch(ApAgg *a, int n);
 /* Ship and forget every group; 0 or -1. */
 int			ap_agg_flush(ApAgg *a, bool memory_flush, uint32_t batch_bytes,
 						 ApAggSendFn send, void *arg);

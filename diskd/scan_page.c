@@ -219,13 +219,16 @@ static int
 aggregate_batch(Scan *s, uint32_t blkno)
 {
 	uint32_t	n = s->nbatch;
+	uint32_t	r0;
 
 	s->nbatch = 0;
 	s->values = s->value_slots;
 	if (n == 0)
 		return 0;
 	ap_agg_eval_batch(s->agg, s->batch_rows, (int) n);
-	for (uint32_t r = 0; r < n; r++)
+	r0 = (uint32_t) ap_agg_add_batch(s->agg, (int) n);
+	s->stats.tuples_passed += r0;
+	for (uint32_t r = r0; r < n; r++)
 	{
 		if (aggregate_tuple(s, blkno, s->batch_offs[r], (int) r, s->batch_rows[r]) < 0)
 			return -1;

@@ -695,7 +695,7 @@ run_rows(ApProgram *prog, ApBloomSet *bs, ApAgg *agg, bool batch)
 		if (nb < ap_agg_batch_size(agg))
 			continue;
 		ap_agg_eval_batch(agg, rows, nb);
-		for (int i = 0; i < nb; i++)
+		for (int i = ap_agg_add_batch(agg, nb); i < nb; i++)
 			agg_add(agg, i, rows[i]);
 		nb = 0;
 	}

@@ -632,10 +632,13 @@ test_batch_path_differential(void)
 	static int64_t v8[32];
 	ApAgg	   *one = compile_diff();
 	ApAgg	   *bat = compile_diff();
+	ApAgg	   *whole = compile_diff();
 	Shipped		s1 = {0},
-				s2 = {0};
+				s2 = {0},
+				s3 = {0};
 	uint64_t	rng = 12345;
 	int			fallbacks = 0;
+	uint64_t	prefixed = 0;
 
 	CHECK(ap_agg_batch_size(bat) >= 32);
 	for (int base = 0; base < DIFF_TUPLES;)
@@ -643,6 +646,7 @@ test_batch_path_differential(void)
 		ApValue		vals[32][NATTS];
 		const ApValue *rows[32];
 		int			n;
+		int			k;
 		bool		mixed;
 
 		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -674,12 +678,21 @@ test_batch_path_differential(void)
 			rows[r] = vals[r];
 		}
 		ap_agg_eval_batch(bat, rows, n);
+		ap_agg_eval_batch(whole, rows, n);
+		/* the whole-batch path: its leading tuples at once, the rest as before */
+		k = ap_agg_add_batch(whole, n);
+		CHECK(k >= 0 && k <= n);
+		prefixed += (uint64_t) k;
 		for (int r = 0; r < n; r++)
 		{
 			ApAggResult x = ap_agg_add(one, vals[r]);
 			ApAggResult y = ap_agg_add_evaluated(bat, r, vals[r]);
 
 			CHECK_EQ(x, y);
+			if (r < k)
+				CHECK_EQ(x, AP_AGG_ADDED);
+			else
+				CHECK_EQ(ap_agg_add_evaluated(whole, r, vals[r]), x);
 			if (x == AP_AGG_FALLBACK)
 				fallbacks++;
 		}
@@ -687,16 +700,24 @@ test_batch_path_differential(void)
 	}
 	CHECK_EQ(ap_agg_flush(one, false, 8192, on_send_bytes, &s1), 0);
 	CHECK_EQ(ap_agg_flush(bat, false, 8192, on_send_bytes, &s2), 0);
+	CHECK_EQ(ap_agg_flush(whole, false, 8192, on_send_bytes, &s3), 0);
 	CHECK_EQ(s1.len, s2.len);
 	CHECK(s1.len > 0 && memcmp(s1.bytes, s2.bytes, s1.len) == 0);
+	CHECK_EQ(s1.len, s3.len);
+	CHECK(memcmp(s1.bytes, s3.bytes, s1.len) == 0);
+	/* a run of leading tuples in many batches (about a fifth of the tuples) */
+	CHECK(prefixed > DIFF_TUPLES / 10);
+	CHECK_EQ(whole->batched, bat->batched);
 	/* the big values overflowed some sums, and most tuples took the batch path */
 	CHECK(fallbacks > 0);
 	CHECK(bat->batched > DIFF_TUPLES / 2);
 	CHECK(bat->batched < DIFF_TUPLES);
 	free(s1.bytes);
 	free(s2.bytes);
+	free(s3.bytes);
 	ap_agg_free(one);
 	ap_agg_free(bat);
+	ap_agg_free(whole);
 }
 
 int
