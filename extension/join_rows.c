@@ -24,8 +24,9 @@
  * relations it is built from.  Before the join search, for each equality of
  * an equivalence class between a column of a big table (one the disks scan:
  * it has an ActiveScan) and a column of another table, the clause
- * PostgreSQL will use for that pair (ApJoinImpliedEqualities; the class
- * keeps it and hands the same one out later) gets PostgreSQL's selectivity
+ * PostgreSQL will use for that pair, either way round
+ * (ApJoinImpliedEqualities; the class keeps it and hands the same one out
+ * later) gets PostgreSQL's selectivity
  * times the factor, at most what the containment of the small side's keys
  * in the big column allows (each big row joins its key's small rows, if the
  * key is among the small side's), and never less than PostgreSQL's.
@@ -90,15 +91,20 @@ ap_member_var(PlannerInfo *root, EquivalenceMember *em)
 	return var;
 }
 
-/* The clause of ec PostgreSQL joins big and small by, or NULL. */
+/*
+ * The clause of ec PostgreSQL joins outer and inner by, or NULL.  15 keeps
+ * one clause per orientation (it reuses a derived clause only for the same
+ * left and right members; 16 takes the commuted one too), so each pair is
+ * asked for both ways.
+ */
 static RestrictInfo *
-ap_ec_clause(PlannerInfo *root, EquivalenceClass *ec, RelOptInfo *big, RelOptInfo *small)
+ap_ec_clause(PlannerInfo *root, EquivalenceClass *ec, RelOptInfo *outer, RelOptInfo *inner)
 {
 	List	   *clauses;
 	ListCell   *lc;
 
-	clauses = ApJoinImpliedEqualities(root, bms_union(big->relids, small->relids),
-									  big->relids, small);
+	clauses = ApJoinImpliedEqualities(root, bms_union(outer->relids, inner->relids),
+									  outer->relids, inner);
 	foreach(lc, clauses)
 	{
 		RestrictInfo *rinfo = lfirst(lc);
@@ -128,6 +134,7 @@ ap_correct_pair(PlannerInfo *root, EquivalenceClass *ec, RelOptInfo *big, Var *b
 	double		cap_rows;
 	double		rows;
 	RestrictInfo *rinfo;
+	RestrictInfo *commuted;
 	SpecialJoinInfo sjinfo;
 
 	/* a restricted small side only: unrestricted, PostgreSQL's count is exact */
@@ -144,7 +151,8 @@ ap_correct_pair(PlannerInfo *root, EquivalenceClass *ec, RelOptInfo *big, Var *b
 		return 1.0;
 
 	rinfo = ap_ec_clause(root, ec, big, small);
-	if (rinfo == NULL)
+	commuted = ap_ec_clause(root, ec, small, big);
+	if (rinfo == NULL || commuted == NULL)
 		return 1.0;
 	ApInitInnerJoinInfo(&sjinfo, big->relids, small->relids);
 	/* PostgreSQL's own, computed as its join size estimate would (and cached) */
@@ -158,6 +166,7 @@ ap_correct_pair(PlannerInfo *root, EquivalenceClass *ec, RelOptInfo *big, Var *b
 	if (rows <= pg_rows)
 		return 1.0;
 	rinfo->norm_selec = Min(1.0, rows / (big->rows * small->rows));
+	commuted->norm_selec = rinfo->norm_selec;
 	elog(DEBUG2, "active_pg join rows: rel %u col %d = rel %u col %d: selectivity %g -> %g",
 		 big->relid, bvar->varattno, small->relid, svar->varattno, pg_sel,
 		 rinfo->norm_selec);
