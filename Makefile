@@ -24,7 +24,7 @@ EXT_OBJS = extension/active_pg.o extension/guc.o extension/shippable.o \
 	extension/bloom_planner.o extension/bloom_keys.o extension/bloom_filter.o extension/bloom_exec.o extension/bloom_share.o \
 	extension/bloom_measure.o extension/bloom_explain.o \
 	extension/disk_conversation.o extension/rowview.o extension/agg_planner.o extension/agg_exec.o extension/agg_merge.o extension/agg_spill.o \
-	extension/model.o extension/plan_memo.o extension/join_rows.o \
+	extension/model.o extension/plan_memo.o \
 	extension/parallel.o extension/monitor.o extension/layout_check.o
 OBJS = $(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o proto/ap_auth.o \
 	common/visibility.o

@@ -120,7 +120,6 @@
 
 #include "active_pg.h"
 #include "bloomjoin.h"
-#include "join_rows.h"
 #include "transport.h"
 #include "model.h"
 #include "shippable.h"
@@ -861,9 +860,7 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	memset(&top, 0, sizeof(top));
 	top.sel = ApBloomSelectivity(root, b, small, keys, nkeys, &nd_small, &top.bytes,
 								 &top.join_factor);
-	/* an outer join keeps its rows; a corrected clause's join carries it already */
-	if (jointype != JOIN_INNER ||
-		(nkeys == 1 && ApJoinRowsCorrected(root, b->relid, keys[0].attno, keys[0].small_expr)))
+	if (jointype != JOIN_INNER)
 		top.join_factor = 1.0;
 	top.dup = Max(1.0, small->rows / Max(nd_small, 1.0));
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
@@ -1238,25 +1235,8 @@ ap_bloom_regather(RelOptInfo *rel)
 	}
 }
 
-/* The base tables the disks may scan (an ActiveScan is among their paths or kept). */
-static Relids
-ap_bloom_scanned_rels(PlannerInfo *root)
-{
-	Relids		bigs = NULL;
-
-	for (int i = 1; i < root->simple_rel_array_size; i++)
-	{
-		RelOptInfo *rel = root->simple_rel_array[i];
-
-		if (rel != NULL && rel->reloptkind == RELOPT_BASEREL && ap_bloom_scan_path(rel) != NULL)
-			bigs = bms_add_member(bigs, i);
-	}
-	return bigs;
-}
-
 /*
- * join_search_hook: join rows corrected (join_rows.c), then
- * standard_join_search's levels, each level's Gathers
+ * join_search_hook: standard_join_search's levels, each level's Gathers
  * re-rowed (ap_bloom_regather) before the next level joins them (the join
  * hook cannot: it runs after PostgreSQL's own paths of the pair it is
  * called for, and before the level's Gathers exist).  GEQO, another
@@ -1267,8 +1247,6 @@ ap_bloom_join_search(PlannerInfo *root, int levels_needed, List *initial_rels)
 {
 	RelOptInfo *rel;
 
-	if (active_pg_enable)
-		ApJoinRowsCorrect(root, ap_bloom_scanned_rels(root));
 	if (prev_join_search_hook)
 		return prev_join_search_hook(root, levels_needed, initial_rels);
 	if (enable_geqo && levels_needed >= geqo_threshold)

@@ -23,7 +23,6 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "nodes/pathnodes.h"
-#include "optimizer/paths.h"
 #include "pgstat.h"
 #include "storage/bufpage.h"
 #include "storage/latch.h"
@@ -172,44 +171,6 @@ ApBaseRelids(PlannerInfo *root, Relids relids)
 #else
 	(void) root;
 	return relids;
-#endif
-}
-
-/*
- * The join clauses equivalence classes imply between outer_relids and
- * inner_rel (PostgreSQL builds each once and keeps it in the class).  16
- * added the join's SpecialJoinInfo, which only outer joins need; NULL is an
- * inner join, as PostgreSQL's own callers pass it.
- */
-static inline List *
-ApJoinImpliedEqualities(PlannerInfo *root, Relids join_relids, Relids outer_relids,
-						RelOptInfo *inner_rel)
-{
-#if PG_VERSION_NUM >= 160000
-	return generate_join_implied_equalities(root, join_relids, outer_relids, inner_rel, NULL);
-#else
-	return generate_join_implied_equalities(root, join_relids, outer_relids, inner_rel);
-#endif
-}
-
-/*
- * The SpecialJoinInfo of a plain inner join of left and right, as the
- * planner makes one where no SpecialJoinInfo applies (18 exports that as
- * init_dummy_sjinfo; the fields 16 added are zero for an inner join).
- */
-static inline void
-ApInitInnerJoinInfo(SpecialJoinInfo *sjinfo, Relids left, Relids right)
-{
-#if PG_VERSION_NUM >= 180000
-	init_dummy_sjinfo(sjinfo, left, right);
-#else
-	memset(sjinfo, 0, sizeof(*sjinfo));
-	sjinfo->type = T_SpecialJoinInfo;
-	sjinfo->min_lefthand = left;
-	sjinfo->min_righthand = right;
-	sjinfo->syn_lefthand = left;
-	sjinfo->syn_righthand = right;
-	sjinfo->jointype = JOIN_INNER;
 #endif
 }
 

@@ -25,7 +25,6 @@
 #include "active_pg.h"
 #include "activeagg.h"
 #include "bloomjoin.h"
-#include "join_rows.h"
 #include "transport.h"
 #include "model.h"
 
@@ -52,7 +51,6 @@ int			active_pg_interconnect_mbps;
 int			active_pg_scan_mode;
 int			active_pg_host_cores;
 bool		active_pg_enable_bloom;
-bool		active_pg_correct_join_rows;
 bool		active_pg_enable_parallel_bloom;
 bool		active_pg_force_bloom;
 int			active_pg_bloom_max_bytes;
@@ -293,11 +291,6 @@ static const ApSetting ap_settings[] = {
 		.long_desc = "When it fills up, the disk ships its partial groups and starts again.",
 		.boot = 64 * 1024, .min = 64, .max = 1024 * 1024,
 	.context = PGC_SUSET, .flags = GUC_UNIT_KB},
-
-	{.name = "active_pg.correct_join_rows", .type = AP_SET_BOOL, .var = &active_pg_correct_join_rows,
-		.desc = "Corrects PostgreSQL's row estimate of joins of a scanned table's column with a restricted dimension whose keys reach far beyond it.",
-		.long_desc = "Off: every join estimate is PostgreSQL's own.",
-	.boot = true, .context = PGC_USERSET},
 
 	/* Bloom semi-join filters */
 	{.name = "active_pg.enable_bloom", .type = AP_SET_BOOL, .var = &active_pg_enable_bloom,

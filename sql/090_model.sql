@@ -234,32 +234,6 @@ SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c
 	BETWEEN 30000 AND 70000 AS filtered_join_estimate;
 SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101', true, 'Bloom Filter');
 RESET active_pg.force_bloom;
--- the correction is kept where PostgreSQL keeps a join clause's
--- selectivity (join_rows.c), so every join relation holding the pair counts
--- the rows too: the join above the filtered one, and the plans without a
--- filter, whichever table the query lists first (15 keeps one clause per
--- orientation)
-CREATE TABLE m_side AS SELECT g AS id FROM generate_series(1, 200000) g;
-ANALYZE m_side;
-SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_side t ON t.id = s.id WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS join_above_corrected;
-SELECT m_join_rows('SELECT count(*) FROM m_cal c JOIN m_sale s USING (k) JOIN m_side t ON t.id = s.id WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS calendar_first_corrected;
--- off: the join above keeps PostgreSQL's count, under a chain that knows better
-SET active_pg.correct_join_rows = off;
-SELECT m_join_rows('SELECT count(*) FROM m_cal c JOIN m_sale s USING (k) JOIN m_side t ON t.id = s.id WHERE c.yr = 101') < 2000
-	AS postgres_join_above_when_off;
-RESET active_pg.correct_join_rows;
-SET active_pg.enable_bloom = off;
-SELECT m_join_rows('SELECT count(*) FROM m_cal c JOIN m_sale s USING (k) WHERE c.yr = 101')
-	BETWEEN 30000 AND 70000 AS unfiltered_corrected;
-SET active_pg.correct_join_rows = off;
-SELECT m_join_rows('SELECT count(*) FROM m_cal c JOIN m_sale s USING (k) WHERE c.yr = 101') < 2000
-	AS postgres_estimate_when_off;
-RESET active_pg.correct_join_rows;
-RESET active_pg.enable_bloom;
-SELECT count(*) FROM m_cal c JOIN m_sale s USING (k) JOIN m_side t ON t.id = s.id WHERE c.yr = 101;
-DROP TABLE m_side;
 -- with workers: the Gather above the partial chain is planned for the
 -- chain's rows, not PostgreSQL's estimate of the join relation, so the
 -- join above it (over a parallel-restricted side) sees them too
