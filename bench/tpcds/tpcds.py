@@ -230,6 +230,15 @@ def run(args):
         for _ in range(args.runs):
             st.append(run_query(db, off, sql, args.timeout)[0])
             at.append(run_query(db, on, sql, args.timeout)[0])
+        # a repeat that timed out or failed: the query is as unusable as a first run that did
+        if None in st:
+            skipped.append("%s (stock: timeout or error in a repeated run)" % q)
+            continue
+        if None in at:
+            print("| %s | %.1f | timeout or error in a repeated run | | ERROR |"
+                  % (q, statistics.median(st)), flush=True)
+            status = 1
+            continue
         s = statistics.median(st)
         a = statistics.median(at)
         r = s / a
