@@ -968,39 +968,40 @@ batch_entry(ApAgg *a, int r)
 }
 
 /*
- * Add tuples from..to-1 of the batch to their groups gs[r] by the batch
- * path, aggregate by aggregate: per aggregate one tight loop over the
- * tuples, no dispatch per tuple.  Sums and counts add in any order.
+ * Add the n tuples of the batch from tuple r0 on to their groups (gs[i] is
+ * tuple r0 + i's) by the batch path, aggregate by aggregate: per aggregate
+ * one tight loop over the tuples, no dispatch per tuple.  Sums and counts
+ * add in any order.
  */
 static void
-add_rows(ApAgg *a, AggGroup *const *gs, int from, int to)
+add_rows(ApAgg *a, AggGroup *const *gs, int r0, int n)
 {
 	for (int j = 0; j < a->nspecs; j++)
 	{
 		const AggBatchOp *op = &a->bops[j];
-		const int64_t *val = op->val;
-		const bool *isnull = op->isnull;
+		const int64_t *val = op->val + r0;
+		const bool *isnull = op->isnull + r0;
 		size_t		soff = offsetof(AggGroup, states) + (size_t) j * sizeof(AggState);
 
-#define BATCH_STATE(r)	((AggState *) ((char *) gs[r] + soff))
+#define BATCH_STATE(i)	((AggState *) ((char *) gs[i] + soff))
 		switch ((AggBatchOpKind) op->kind)
 		{
 			case BOP_COUNT:
-				for (int r = from; r < to; r++)
-					BATCH_STATE(r)->u.i++;
+				for (int i = 0; i < n; i++)
+					BATCH_STATE(i)->u.i++;
 				break;
 			case BOP_COUNT_NONNULL:
-				for (int r = from; r < to; r++)
-					BATCH_STATE(r)->u.i += !isnull[r];
+				for (int i = 0; i < n; i++)
+					BATCH_STATE(i)->u.i += !isnull[i];
 				break;
 			case BOP_SUM:
-				for (int r = from; r < to; r++)
-					BATCH_STATE(r)->u.fx.coef += val[r];
+				for (int i = 0; i < n; i++)
+					BATCH_STATE(i)->u.fx.coef += val[i];
 				break;
 			case BOP_SUM_NONNULL:
-				for (int r = from; r < to; r++)
-					if (!isnull[r])
-						BATCH_STATE(r)->u.fx.coef += val[r];
+				for (int i = 0; i < n; i++)
+					if (!isnull[i])
+						BATCH_STATE(i)->u.fx.coef += val[i];
 				break;
 		}
 #undef BATCH_STATE
@@ -1016,12 +1017,10 @@ static bool
 add_batched(ApAgg *a, int r)
 {
 	AggKeyCacheEntry *ce = batch_entry(a, r);
-	AggGroup   *gs[AP_AGG_BATCH_MAX];
 
 	if (ce == NULL)
 		return false;
-	gs[r] = ce->g;
-	add_rows(a, gs, r, r + 1);
+	add_rows(a, &ce->g, r, 1);
 	return true;
 }
 
