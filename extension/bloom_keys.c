@@ -254,27 +254,35 @@ ap_bloom_small_name(PlannerInfo *root, Expr *expr)
 
 /*
  * EXPLAIN label: "l_partkey IN part.p_partkey", "(a, b) IN (t.x, t.y)",
- * "l_orderkey IN orders.o_orderkey of (orders JOIN customer)".
+ * "l_orderkey IN orders.o_orderkey of (orders JOIN customer)", from a
+ * filter's entry (ApBloomPrivate: its key columns and small expressions).
+ * Built when the plan is made, for the filters it keeps: the names are
+ * catalog lookups, which every chain offered would pay otherwise.
  */
 char *
-ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *keys,
-			 int nkeys)
+ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, List *entry)
 {
 	RangeTblEntry *rte = planner_rt_fetch(big->relid, root);
+	List	   *attnos = list_nth(entry, AP_BLOOM_PRIV_ATTNOS);
+	List	   *small_exprs = llast(entry);
 	StringInfoData big_str;
 	StringInfoData small_str;
 	char	   *label;
+	ListCell   *la;
+	ListCell   *le;
 
 	initStringInfo(&big_str);
 	initStringInfo(&small_str);
-	for (int i = 0; i < nkeys; i++)
+	forboth(la, attnos, le, small_exprs)
 	{
-		appendStringInfo(&big_str, "%s%s", i > 0 ? ", " : "",
-						 get_attname(rte->relid, keys[i].attno, false));
-		appendStringInfo(&small_str, "%s%s", i > 0 ? ", " : "",
-						 ap_bloom_small_name(root, keys[i].small_expr));
+		bool		first = foreach_current_index(la) == 0;
+
+		appendStringInfo(&big_str, "%s%s", first ? "" : ", ",
+						 get_attname(rte->relid, lfirst_int(la), false));
+		appendStringInfo(&small_str, "%s%s", first ? "" : ", ",
+						 ap_bloom_small_name(root, lfirst(le)));
 	}
-	if (nkeys == 1)
+	if (list_length(attnos) == 1)
 		label = psprintf("%s IN %s", big_str.data, small_str.data);
 	else
 		label = psprintf("(%s) IN (%s)", big_str.data, small_str.data);
@@ -299,7 +307,7 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, ApBloomKey *
  * side's key expressions (the child's target list; see ap_bloom_plan_path).
  */
 List *
-ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys)
+ApBloomPrivate(ApBloomKey *keys, int nkeys, double est_keys)
 {
 	List	   *attnos = NIL;
 	List	   *kinds = NIL;
@@ -314,7 +322,8 @@ ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys)
 		host_kinds = lappend_int(host_kinds, keys[i].small_kind);
 		small_exprs = lappend(small_exprs, keys[i].small_expr);
 	}
-	entry = list_make5(makeString(label), attnos, kinds, host_kinds,
+	/* the label is made with the plan (ApBloomLabel) */
+	entry = list_make5(makeString(pstrdup("")), attnos, kinds, host_kinds,
 					   makeFloat(psprintf("%.0f", est_keys)));
 	entry = lappend(entry, makeInteger(active_pg_bloom_max_bytes));
 	return lappend(entry, small_exprs);

@@ -865,8 +865,7 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	top.dup = Max(1.0, small->rows / Max(nd_small, 1.0));
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
-	top.entry = ApBloomPrivate(ApBloomLabel(root, b, small, keys, nkeys), keys, nkeys,
-							   nd_small);
+	top.entry = ApBloomPrivate(keys, nkeys, nd_small);
 	top.child = small->cheapest_total_path;
 	top.nkeys = nkeys;
 	top.joinrel = joinrel;
@@ -1171,6 +1170,9 @@ ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 								  makeTargetEntry(lfirst(le), resno++, NULL, false));
 		List	   *plan_entry = list_truncate(list_copy(entry), AP_BLOOM_PRIV_COUNT);
 		int			l = bp->filter_level[foreach_current_index(lc)];
+
+		list_nth_cell(plan_entry, AP_BLOOM_PRIV_LABEL)->ptr_value =
+			makeString(ApBloomLabel(root, bp->big, bp->levels[l].small, entry));
 
 		children = lappend(children, change_plan_targetlist(lfirst(lp), child_tlist, false));
 		plan_entry = lappend(plan_entry, makeInteger(bp->share_ids[l]));

@@ -78,11 +78,16 @@ int			ApBloomJoinKeys(RelOptInfo *joinrel, JoinType jointype, List *restrictlist
 /* Hash clauses of outerrel JOIN innerrel as hash_inner_and_outer picks them. */
 List	   *ApBloomHashClauses(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
 							   RelOptInfo *outerrel, RelOptInfo *innerrel);
-/* EXPLAIN label: "l_orderkey IN orders.o_orderkey of (orders JOIN customer)". */
-char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small,
-						 ApBloomKey *keys, int nkeys);
-/* A filter's custom_private entry (ApBloomPrivIndex), then the small exprs. */
-List	   *ApBloomPrivate(char *label, ApBloomKey *keys, int nkeys, double est_keys);
+/*
+ * EXPLAIN label of a filter's entry: "l_orderkey IN orders.o_orderkey of
+ * (orders JOIN customer)".
+ */
+char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, List *entry);
+/*
+ * A filter's custom_private entry (ApBloomPrivIndex), then the small exprs;
+ * its label is left empty for ApBloomLabel.
+ */
+List	   *ApBloomPrivate(ApBloomKey *keys, int nkeys, double est_keys);
 /*
  * Share of b's rows a filter of small's keys keeps; *nd_small its keys,
  * *bytes its size, *join_factor the join's rows over PostgreSQL's estimate.
