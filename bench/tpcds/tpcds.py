@@ -196,6 +196,11 @@ def run_query(dsn, settings, sql, timeout_s, rows=False):
     return (ms[-1] if ms else None), out, None
 
 
+def print_error_row(q, stock_ms, what):
+    """The table's row of a query whose pushdown run failed or timed out."""
+    print("| %s | %.1f | %s | | ERROR |" % (q, stock_ms, what.replace("|", "/")), flush=True)
+
+
 def run(args):
     db = dsn_db(args.dsn, "tpcds")
     files = sorted(glob.glob(os.path.join(args.data, "queries", "*.sql")))
@@ -219,7 +224,7 @@ def run(args):
             continue
         a_ms, a_rows, a_err = run_query(db, on, sql, args.timeout, rows=True)
         if a_err:
-            print("| %s | %.1f | %s | | ERROR |" % (q, s_ms, a_err.replace("|", "/")))
+            print_error_row(q, s_ms, a_err)
             status = 1
             continue
         check = "ok" if s_rows == a_rows else "DIFFERS"
@@ -235,8 +240,7 @@ def run(args):
             skipped.append("%s (stock: timeout or error in a repeated run)" % q)
             continue
         if None in at:
-            print("| %s | %.1f | timeout or error in a repeated run | | ERROR |"
-                  % (q, statistics.median(st)), flush=True)
+            print_error_row(q, statistics.median(st), "timeout or error in a repeated run")
             status = 1
             continue
         s = statistics.median(st)
