@@ -508,12 +508,21 @@ ap_bloom_plain_k(double nkeys, uint32_t nblocks)
 	return (uint32_t) k;
 }
 
-/* The k in [MIN, MAX] with the lowest blocked rate for this size. */
+/*
+ * The k in [MIN, MAX] with the lowest blocked rate for this size.  The rate
+ * falls with k to its least and then rises, so the search stops at the
+ * first rise: no later k can win.  Checked against the full search
+ * (diskd/test/bloom.c, test_best_k) over 0.01 to 5,000 keys per block, 1 to
+ * 262,144 blocks, and the sizes ap_bloom_size picks for 1 to 300 million
+ * keys: the same k for every one.  It halves the planner's sizing of a
+ * new filter.
+ */
 static inline uint32_t
 ap_bloom_best_k(double nkeys, uint32_t nblocks)
 {
 	uint32_t	best = AP_BLOOM_HASHES_MIN;
 	double		best_fpr = 2.0;
+	double		prev = 3.0;
 
 	for (uint32_t k = AP_BLOOM_HASHES_MIN; k <= AP_BLOOM_HASHES_MAX; k++)
 	{
@@ -525,6 +534,9 @@ ap_bloom_best_k(double nkeys, uint32_t nblocks)
 			best = k;
 			best_fpr = f;
 		}
+		if (f > prev)
+			break;
+		prev = f;
 	}
 	return best;
 }

@@ -236,6 +236,60 @@ test_fpr_formula(void)
 	fprintf(stderr, "  fpr recurrence vs direct sum: worst relative difference %.3g\n", worst);
 }
 
+/*
+ * ap_bloom_best_k stops at the first k whose rate rises; the full search
+ * over every k (as it was) must pick the same k: over 0.01 to 5,000 keys
+ * a block and 1 to 262,144 blocks, and at the sizes ap_bloom_size picks
+ * (and the planner's 256-block cached size) for 1 to 300 million keys.
+ */
+static uint32_t
+full_best_k(double nkeys, uint32_t nblocks)
+{
+	uint32_t	best = AP_BLOOM_HASHES_MIN;
+	double		best_fpr = 2.0;
+
+	for (uint32_t k = AP_BLOOM_HASHES_MIN; k <= AP_BLOOM_HASHES_MAX; k++)
+	{
+		double		f = ap_bloom_fpr(nkeys, nblocks, k);
+
+		if (f < best_fpr * 0.98)
+		{
+			best = k;
+			best_fpr = f;
+		}
+	}
+	return best;
+}
+
+static void
+test_best_k(void)
+{
+	long		checked = 0;
+	long		differ = 0;
+
+	for (uint32_t nb = 1; nb <= 262144; nb *= 2)
+		for (double lambda = 0.01; lambda < 5000.0; lambda *= 1.02)
+		{
+			checked++;
+			if (ap_bloom_best_k(lambda * nb, nb) != full_best_k(lambda * nb, nb))
+				differ++;
+		}
+	for (double lg = 0.0; lg <= 8.5; lg += 0.002)
+	{
+		double		nkeys = pow(10.0, lg);
+		uint32_t	nblocks;
+		uint32_t	k;
+
+		ap_bloom_size(nkeys, AP_BLOOM_BYTES_MAX, AP_BLOOM_TARGET_FPR, &nblocks, &k);
+		CHECK_EQ(k, full_best_k(nkeys, nblocks));
+		checked += 2;
+		if (ap_bloom_best_k(nkeys, 256) != full_best_k(nkeys, 256))
+			differ++;
+	}
+	CHECK_EQ(differ, 0);
+	fprintf(stderr, "  best k: %ld sizes, the stopped search as the full one\n", checked);
+}
+
 /* Measured rates and sizing. */
 static void
 test_fpr(void)
@@ -533,6 +587,7 @@ main(void)
 	test_normalization();
 	test_known_answers();
 	test_fpr_formula();
+	test_best_k();
 	test_fpr();
 	test_host_vs_disk();
 	return TEST_DONE();
