@@ -146,6 +146,9 @@
  */
 #define AP_BLOOM_PROBE_MARGIN		3.0
 
+/* add_path's fuzz factor for total cost (pathnode.c's STD_FUZZ_FACTOR) */
+#define AP_BLOOM_FUZZ				1.01
+
 /*
  * One level of a chain: the filter of S_l's keys on B's scan and the Hash
  * Join of S_l above the level below.
@@ -156,6 +159,7 @@ typedef struct ApBloomLevel
 	List	   *entry;			/* custom_private entry: ApBloomPrivIndex, then small exprs */
 	Path	   *child;			/* S_l's cheapest path: builds the filter */
 	int			nkeys;
+	double		est_keys;		/* the small side's estimated distinct keys */
 	double		sel;			/* share of B's rows it keeps */
 	double		bytes;			/* the filter's planned size */
 	double		join_factor;	/* the join's rows over PostgreSQL's estimate */
@@ -177,8 +181,8 @@ typedef struct ApBloomLevel
 
 /*
  * The filtered ActiveScan path of B.  Only this file creates paths with
- * ap_bloom_path_methods, always of this size, so such a CustomPath may be
- * read as an ApBloomPath.
+ * ap_bloom_path_methods, each with room for its own levels
+ * (ap_bloom_extend), so such a CustomPath may be read as an ApBloomPath.
  */
 typedef struct ApBloomPath
 {
@@ -186,14 +190,18 @@ typedef struct ApBloomPath
 	RelOptInfo *big;			/* B */
 	CustomPath *base;			/* B's unfiltered ActiveScan path */
 	bool		partial;		/* base is the partial path: a chain under Gather */
-	int			nlevels;
-	ApBloomLevel levels[AP_BLOOM_FILTERS_MAX];
 	Cost		scan_cost;		/* the filtered scan's, the filters' build apart */
 	/* sharing the small sides with the Hash Joins (bloom_share.c) */
 	int			share_ids[AP_BLOOM_FILTERS_MAX];	/* per level, 0 none */
 	List	   *share_pos[AP_BLOOM_FILTERS_MAX];	/* per level: keys' positions */
 	int			filter_level[AP_BLOOM_FILTERS_MAX];	/* filter i (probe order) is
 													 * level filter_level[i] */
+	int			nlevels;
+	/*
+	 * nlevels of them: most chains hold one or two, and a new session's
+	 * first plan pays for every page the planner's memory grows by
+	 */
+	ApBloomLevel levels[FLEXIBLE_ARRAY_MEMBER];
 } ApBloomPath;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -629,7 +637,8 @@ static ApBloomPath *
 ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 				ApBloomPath *prev, ApBloomLevel *top, bool partial)
 {
-	ApBloomPath *bp = palloc0(sizeof(ApBloomPath));
+	int			nlevels = (prev != NULL ? prev->nlevels : 0) + 1;
+	ApBloomPath *bp = palloc0(offsetof(ApBloomPath, levels) + nlevels * sizeof(ApBloomLevel));
 	Path	   *lower;
 	/* a partial join's rows are one participant's */
 	double		divisor = partial ? ApParallelDivisor(base->path.parallel_workers) : 1.0;
@@ -670,34 +679,93 @@ ap_bloom_extend(PlannerInfo *root, RelOptInfo *b, CustomPath *base,
 }
 
 /*
- * Would add_path surely reject any Bloom path of joinrel filtering base
- * relation b's scan?  Such a path costs at least b's floor (ApRelCostFloor:
- * the filtered scan keeps the disks' start and pass over every page) and
- * starts no sooner than small's cheapest path has run (the filter is built
- * from it, or the Hash Join above hashes it first).  An unparameterized path
- * of joinrel under a quarter of that floor, starting no later, no more
- * disabled (PostgreSQL 18 compares that first), dominates it: two index
- * lookups joined by a nested loop (bench/adhoc 107) then plan without the
- * filters' selectivities, labels and costs.  Not under the testing
- * switches, which make Bloom paths win where they can.
+ * The least cost any filtered scan of B over base can have: ap_bloom_cost_scan
+ * scales base's cost by the model's time with the filters' output and
+ * probes (ApModelFilterOutput), which only grows with the rows the filters
+ * keep and the probes' work; so with none kept and no probe.  Base's own
+ * cost where it carries no model.
+ */
+static Cost
+ap_bloom_least_scan(const CustomPath *base)
+{
+	ApModelResult m;
+	ApModelResult m0;
+
+	if (!ApModelFromList(list_nth(base->custom_private, AP_PATH_PRIV_MODEL), &m) ||
+		m.t_active <= 0)
+		return base->path.total_cost;
+	ApModelFilterOutput(&m, 0.0, 0.0, &m0);
+	return base->path.total_cost * m0.t_active / m.t_active;
+}
+
+/*
+ * Would add_path (partial: add_partial_path) surely reject any Bloom path
+ * of joinrel filtering base's scan of B with small's keys on top of prev's
+ * levels (none when prev is NULL)?  Such a path costs at least the least
+ * filtered scan of base (ap_bloom_least_scan) plus every level's small side,
+ * which the level's Hash Join runs whole as one of its two inputs (a
+ * Parallel Hash level: its partial path); it starts no sooner than base
+ * starts and small's cheapest path has run (the filter is built from it,
+ * or the Hash Join above hashes it first), returns no fewer rows than joinrel
+ * (ap_bloom_join_rows), and a serial one is not parallel-safe.  So an
+ * unparameterized path of joinrel, no more disabled (PostgreSQL 18 compares
+ * that first), returning no more rows than joinrel, starting no later and
+ * cheaper in total beyond add_path's fuzz factor dominates every serial
+ * one; a cheaper partial path (add_partial_path compares total cost and
+ * pathkeys only) every partial one.  The filters' keys, selectivities,
+ * geometry and costs are then not computed.  Where the chain's pricing may
+ * offer index probes of B instead (probes_possible, ap_bloom_offer_chain),
+ * which nothing here bounds, only a path under a quarter of B's cost floor
+ * (ApRelCostFloor) counts as proof: two index lookups joined by a nested
+ * loop (bench/adhoc 107).  Not under the testing switches, which make Bloom
+ * paths win where they can.
  */
 static bool
-ap_bloom_cannot_win(RelOptInfo *joinrel, RelOptInfo *b, RelOptInfo *small)
+ap_bloom_cannot_win(RelOptInfo *joinrel, RelOptInfo *b, CustomPath *base, RelOptInfo *small,
+					ApBloomPath *prev, bool partial, bool probes_possible)
 {
-	Cost		floor;
+	Cost		least;
 	Cost		small_total;
 	ListCell   *lc;
 
 	if (active_pg_force || active_pg_force_bloom || small->cheapest_total_path == NULL)
 		return false;
-	floor = ApRelCostFloor(b);
 	small_total = small->cheapest_total_path->total_cost;
-	foreach(lc, joinrel->pathlist)
+	if (probes_possible)
+	{
+		Cost		floor = ApRelCostFloor(b);
+
+		foreach(lc, joinrel->pathlist)
+		{
+			Path	   *path = (Path *) lfirst(lc);
+
+			if (path->param_info == NULL && ApPathDisabledNodes(path) == 0 &&
+				path->total_cost < 0.25 * floor && path->startup_cost <= small_total)
+				return true;
+		}
+		return false;
+	}
+
+	least = ap_bloom_least_scan(base);
+	/* a partial chain may hash this level's small side in parallel */
+	if (partial && small->partial_pathlist != NIL)
+		least += Min(small_total, ((Path *) linitial(small->partial_pathlist))->total_cost);
+	else
+		least += small_total;
+	for (int l = 0; prev != NULL && l < prev->nlevels; l++)
+		least += prev->levels[l].phash != NULL ?
+			Min(prev->levels[l].child->total_cost, prev->levels[l].phash->total_cost) :
+			prev->levels[l].child->total_cost;
+	foreach(lc, partial ? joinrel->partial_pathlist : joinrel->pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
 
-		if (path->param_info == NULL && ApPathDisabledNodes(path) == 0 &&
-			path->total_cost < 0.25 * floor && path->startup_cost <= small_total)
+		if (path->param_info != NULL || ApPathDisabledNodes(path) != 0 ||
+			path->total_cost * AP_BLOOM_FUZZ >= least)
+			continue;
+		if (partial ||
+			(path->rows <= joinrel->rows &&
+			 path->startup_cost <= base->path.startup_cost + small_total))
 			return true;
 	}
 	return false;
@@ -843,7 +911,9 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 		 !big_is_outer || !joinrel->consider_parallel || !base->path.parallel_safe ||
 		 !small->cheapest_total_path->parallel_safe))
 		return;
-	if (ap_bloom_cannot_win(joinrel, b, small))
+	if (ap_bloom_cannot_win(joinrel, b, base, small, prev, partial,
+							!partial && prev == NULL && bigrel == b && !big_is_outer &&
+							jointype == JOIN_INNER))
 		return;
 	/* a key through an equivalence class needs inner joins all the way */
 	allow_ec = prev != NULL && (jointype == JOIN_INNER || jointype == JOIN_SEMI);
@@ -865,7 +935,8 @@ ap_bloom_offer(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *bigrel,
 	top.dup = Max(1.0, small->rows / Max(nd_small, 1.0));
 	if (!active_pg_force_bloom && top.sel > AP_BLOOM_USEFUL_SEL)
 		return;
-	top.entry = ApBloomPrivate(keys, nkeys, nd_small);
+	top.entry = ApBloomPrivate(keys, nkeys);
+	top.est_keys = nd_small;
 	top.child = small->cheapest_total_path;
 	top.nkeys = nkeys;
 	top.joinrel = joinrel;
@@ -1173,6 +1244,8 @@ ap_bloom_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 
 		list_nth_cell(plan_entry, AP_BLOOM_PRIV_LABEL)->ptr_value =
 			makeString(ApBloomLabel(root, bp->big, bp->levels[l].small, entry));
+		list_nth_cell(plan_entry, AP_BLOOM_PRIV_EST_KEYS)->ptr_value =
+			makeFloat(psprintf("%.0f", bp->levels[l].est_keys));
 
 		children = lappend(children, change_plan_targetlist(lfirst(lp), child_tlist, false));
 		plan_entry = lappend(plan_entry, makeInteger(bp->share_ids[l]));

@@ -85,9 +85,10 @@ List	   *ApBloomHashClauses(RelOptInfo *joinrel, JoinType jointype, List *restri
 char	   *ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, List *entry);
 /*
  * A filter's custom_private entry (ApBloomPrivIndex), then the small exprs;
- * its label is left empty for ApBloomLabel.
+ * its label and estimated keys are left NULL for the plan to fill
+ * (ApBloomLabel).
  */
-List	   *ApBloomPrivate(ApBloomKey *keys, int nkeys, double est_keys);
+List	   *ApBloomPrivate(ApBloomKey *keys, int nkeys);
 /*
  * Share of b's rows a filter of small's keys keeps; *nd_small its keys,
  * *bytes its size, *join_factor the join's rows over PostgreSQL's estimate.
