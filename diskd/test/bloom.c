@@ -245,19 +245,14 @@ test_fpr_formula(void)
 static uint32_t
 full_best_k(double nkeys, uint32_t nblocks)
 {
+	double		rate[AP_BLOOM_HASHES_MAX + 1];
 	uint32_t	best = AP_BLOOM_HASHES_MIN;
-	double		best_fpr = 2.0;
 
+	/* every rate first, then the rule: a larger k wins only by 2% */
 	for (uint32_t k = AP_BLOOM_HASHES_MIN; k <= AP_BLOOM_HASHES_MAX; k++)
-	{
-		double		f = ap_bloom_fpr(nkeys, nblocks, k);
-
-		if (f < best_fpr * 0.98)
-		{
-			best = k;
-			best_fpr = f;
-		}
-	}
+		rate[k] = ap_bloom_fpr(nkeys, nblocks, k);
+	for (uint32_t k = AP_BLOOM_HASHES_MIN + 1; k <= AP_BLOOM_HASHES_MAX; k++)
+		best = rate[k] < rate[best] * 0.98 ? k : best;
 	return best;
 }
 
