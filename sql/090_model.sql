@@ -233,6 +233,29 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c
 SELECT m_join_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101')
 	BETWEEN 30000 AND 70000 AS filtered_join_estimate;
 SELECT ap_check('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) WHERE c.yr = 101', true, 'Bloom Filter');
+-- the join above the chain is counted from the chain's rows too: its
+-- relation's estimate (50: PostgreSQL's 1,000 for the calendar's join, a
+-- twentieth of them matching an expression) times the calendar's factor
+-- (bloom_planner.c, ap_bloom_carry_paths)
+CREATE TABLE m_top AS SELECT g AS id FROM generate_series(0, 9) g;
+ANALYZE m_top;
+-- the estimated rows of the node under q's top one
+CREATE FUNCTION m_top_rows(q text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN j->0->'Plan'->'Plans'->0->>'Plan Rows';
+END $$;
+SELECT m_top_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_top t ON t.id = s.id % 10 WHERE c.yr = 101')
+	BETWEEN 1000 AND 5000 AS carried_estimate_above;
+SET active_pg.enable = off;
+SELECT m_top_rows('SELECT count(*) FROM m_sale s JOIN m_cal c USING (k) JOIN m_top t ON t.id = s.id % 10 WHERE c.yr = 101') < 200
+	AS postgres_estimate_above;
+RESET active_pg.enable;
+DROP FUNCTION m_top_rows;
+DROP TABLE m_top;
 RESET active_pg.force_bloom;
 -- with workers: the Gather above the partial chain is planned for the
 -- chain's rows, not PostgreSQL's estimate of the join relation, so the
