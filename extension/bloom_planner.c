@@ -1352,6 +1352,15 @@ ap_bloom_domain_factor(ApBloomPath *bp)
 	return f;
 }
 
+/* PostgreSQL's estimate of path's rows: its relation's, one participant's share if partial. */
+static double
+ap_bloom_rel_rows(Path *p)
+{
+	if (p->parallel_workers > 0 && !IsA(p, GatherPath) && !IsA(p, GatherMergePath))
+		return p->parent->rows / ApParallelDivisor(p->parallel_workers);
+	return p->parent->rows;
+}
+
 /*
  * How many times its relation's estimate path returns, as far as carried
  * from chains: a chain's top join, a join the carry corrected, a Gather
@@ -1361,7 +1370,6 @@ static double
 ap_bloom_carried(Path *p)
 {
 	ApBloomPath *bp;
-	double		expected;
 	double		ratio;
 
 	if (p->param_info != NULL || p->parent == NULL || p->parent->rows <= 0)
@@ -1375,11 +1383,7 @@ ap_bloom_carried(Path *p)
 	if (!(IsA(p, NestPath) || IsA(p, HashPath) || IsA(p, MergePath) ||
 		  IsA(p, GatherPath) || IsA(p, GatherMergePath)))
 		return 1.0;
-	/* a partial path's rows are one participant's */
-	expected = p->parent->rows;
-	if (p->parallel_workers > 0 && !IsA(p, GatherPath) && !IsA(p, GatherMergePath))
-		expected /= ApParallelDivisor(p->parallel_workers);
-	ratio = p->rows / Max(expected, 1.0);
+	ratio = p->rows / Max(ap_bloom_rel_rows(p), 1.0);
 	if (ratio <= 1.0)
 		return 1.0;
 	if ((bp = ap_bloom_chain_of(p)) != NULL)
@@ -1389,7 +1393,7 @@ ap_bloom_carried(Path *p)
 
 /* Carry the factors of paths' inputs into the join paths of paths (see above). */
 static void
-ap_bloom_carry_paths(RelOptInfo *rel, List *paths, bool partial)
+ap_bloom_carry_paths(List *paths)
 {
 	ListCell   *lc;
 
@@ -1401,13 +1405,14 @@ ap_bloom_carry_paths(RelOptInfo *rel, List *paths, bool partial)
 		double		rows;
 
 		if (!(IsA(p, NestPath) || IsA(p, HashPath) || IsA(p, MergePath)) ||
-			p->param_info != NULL || ap_bloom_chain_of(p) != NULL)
+			p->param_info != NULL)
 			continue;
 		jp = (JoinPath *) p;
 		f = ap_bloom_carried(jp->outerjoinpath) * ap_bloom_carried(jp->innerjoinpath);
-		if (f <= 1.0)
+		/* a chain's own top join is counted already */
+		if (f <= 1.0 || ap_bloom_chain_of(p) != NULL)
 			continue;
-		rows = (partial ? rel->rows / ApParallelDivisor(p->parallel_workers) : rel->rows) * f;
+		rows = ap_bloom_rel_rows(p) * f;
 		if (jp->jointype == JOIN_SEMI || jp->jointype == JOIN_ANTI)
 			rows = Min(rows, jp->outerjoinpath->rows);
 		else
@@ -1449,8 +1454,8 @@ ap_bloom_join_search(PlannerInfo *root, int levels_needed, List *initial_rels)
 		{
 			rel = (RelOptInfo *) lfirst(lc);
 			generate_partitionwise_join_paths(root, rel);
-			ap_bloom_carry_paths(rel, rel->pathlist, false);
-			ap_bloom_carry_paths(rel, rel->partial_pathlist, true);
+			ap_bloom_carry_paths(rel->pathlist);
+			ap_bloom_carry_paths(rel->partial_pathlist);
 			if (lev < levels_needed)
 			{
 				generate_useful_gather_paths(root, rel, false);
