@@ -73,6 +73,7 @@ typedef struct ApScanState
 	int			nvalues;
 	bool		proj_mode;		/* scan tuple = custom_scan_tlist */
 	TupleTableSlot *raw_slot;	/* relation-shaped virtual tuple: quals read it */
+	int			raw_natts;		/* heap tuples: the leading attributes read */
 	ProjectionInfo *raw_proj;	/* proj_mode: raw_slot -> scan tuple on the host */
 
 	/* per execution */

@@ -331,6 +331,21 @@ SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIM
 	'SELECT count(*) FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)') AS line
 	WHERE line ~ 'Host Mode|Filter|Custom Scan|Disk Tuples';
 SELECT ap_check('SELECT id FROM ex WHERE i4 > 0 AND md5(tx) <> (SELECT md5(max(tx)) FROM ex)');
+-- host mode reads a heap tuple only up to the last column anything reads
+-- (the quals, the shipped columns, the values computed for the scan tuple);
+-- a whole-row reference reads them all
+SELECT line FROM ap_explain_lines('EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) '
+	'SELECT id, i2 FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex)') AS line
+	WHERE line ~ 'Host Mode|Custom Scan';
+SELECT ap_check('SELECT id, i2 FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex)');
+SELECT ap_check('SELECT id, b, bc FROM ex WHERE id > 0 AND n2 > (SELECT min(n2) FROM ex)');
+SELECT ap_check('SELECT id * 2 + i2, upper(vc) FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex)');
+SELECT ap_check('SELECT tx, ts FROM ex WHERE id > 0 AND b <> (SELECT bool_and(b) FROM ex)');
+SELECT ap_check('SELECT ex FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex)');
+SELECT count(*), sum(length(ex::text)) FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex);
+SET active_pg.enable = off;
+SELECT count(*), sum(length(ex::text)) FROM ex WHERE id > 0 AND i4 > (SELECT min(i4) FROM ex);
+RESET active_pg.enable;
 -- without one PostgreSQL never runs the init-plan: nor do we
 CREATE TABLE ex_empty (LIKE ex);
 SELECT count(*) FROM ex_empty WHERE n > (SELECT 1 / (count(*) - count(*))::int FROM ex_one);
