@@ -371,4 +371,5 @@ ap_bloom_report(ApBloomSet *set, ActivePg__ScanStats *stats)
 	stats->bloom_filter_dropped = set->out_dropped;
 	stats->n_bloom_filter_alone = set->nfilters;
 	stats->bloom_filter_alone = set->out_alone;
+	stats->bloom_alone_sampled = set->sampled;
 }

@@ -47,6 +47,7 @@ typedef struct ApBloomSet
 	bool		fixed;			/* every filter's keys fixed (ap_bloom_first_batch) */
 	unsigned char *scratch;		/* AP_BLOOM_SCRATCH_BYTES, NULL if no varlena key */
 	bool		measure;		/* Program.bloom_measure */
+	bool		sampled;		/* measure: some drops counted for others (scan_page.c) */
 	/* ScanStats.bloom_filter_* point here (ap_bloom_report) */
 	uint64_t	out_tested[AP_BLOOM_FILTERS_MAX];
 	uint64_t	out_dropped[AP_BLOOM_FILTERS_MAX];

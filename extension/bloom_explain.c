@@ -98,8 +98,10 @@ ap_bloom_explain_rows_text(const ApBloomFilterState *f, int ndisks, ExplainState
 						 UINT64_FORMAT " false)", f->true_passes + f->false_passes,
 						 f->true_passes, f->false_passes);
 	if (ap_bloom_measured(f, ndisks, &fpr, &nonmatching, &why))
-		appendStringInfo(es->str, "; measured fpr %.2f%% (" UINT64_FORMAT " of " UINT64_FORMAT
-						 " non-matching rows)", fpr * 100.0, f->false_passes, nonmatching);
+		appendStringInfo(es->str, "; measured fpr %.2f%% (" UINT64_FORMAT " of %s" UINT64_FORMAT
+						 " non-matching rows%s)", fpr * 100.0, f->false_passes,
+						 f->alone_sampled ? "about " : "", nonmatching,
+						 f->alone_sampled ? ", sampled" : "");
 	else
 		appendStringInfo(es->str, "; measured fpr n/a (%s)", why);
 	appendStringInfoChar(es->str, '\n');
@@ -132,6 +134,7 @@ ap_bloom_explain_rows_structured(const ApBloomFilterState *f, int ndisks, Explai
 	if (ap_bloom_measured(f, ndisks, &fpr, &nonmatching, &why))
 	{
 		ExplainPropertyUInteger("Bloom Filter Non-Matching Rows", NULL, nonmatching, es);
+		ExplainPropertyBool("Bloom Filter Non-Matching Rows Sampled", f->alone_sampled, es);
 		ExplainPropertyFloat("Bloom Filter Measured FPR", NULL, fpr, 6, es);
 	}
 	else

@@ -258,6 +258,7 @@ ApBloomDiskStats(ApBloomState *bs, int disk, const ActivePg__ScanStats *st)
 		f->disk_tested[disk] += st->bloom_filter_tested[i];
 		f->disk_dropped[disk] += st->bloom_filter_dropped[i];
 		f->disk_alone[disk] += st->bloom_filter_alone[i];
+		f->alone_sampled |= st->bloom_alone_sampled;
 	}
 }
 
@@ -287,6 +288,7 @@ ApBloomStatsSave(const ApBloomState *bs, ApBloomSharedStats *out)
 		if (f->disk_tested == NULL)
 			continue;
 		o->has_disk = true;
+		o->alone_sampled |= f->alone_sampled;
 		for (int d = 0; d < AP_NDISKS_MAX; d++)
 		{
 			o->disk_tested[d] += f->disk_tested[d];
@@ -336,6 +338,7 @@ ApBloomStatsAdd(ApBloomState *bs, const ApBloomSharedStats *in)
 			f->disk_dropped = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
 			f->disk_alone = palloc0(sizeof(uint64) * AP_NDISKS_MAX);
 		}
+		f->alone_sampled |= w->alone_sampled;
 		for (int d = 0; d < AP_NDISKS_MAX; d++)
 		{
 			f->disk_tested[d] += w->disk_tested[d];

@@ -184,6 +184,7 @@ typedef struct ApBloomFilterState
 	uint64	   *disk_tested;	/* AP_NDISKS_MAX each: ScanStats.bloom_filter_* */
 	uint64	   *disk_dropped;
 	uint64	   *disk_alone;
+	bool		alone_sampled;	/* disk_alone estimated from a sample (ScanStats) */
 } ApBloomFilterState;
 
 /* All filters of one ActiveScan. */
@@ -248,6 +249,7 @@ typedef struct ApBloomSharedFilter
 	uint64		disk_tested[AP_NDISKS_MAX];
 	uint64		disk_dropped[AP_NDISKS_MAX];
 	uint64		disk_alone[AP_NDISKS_MAX];
+	bool		alone_sampled;
 } ApBloomSharedFilter;
 
 typedef struct ApBloomSharedStats
