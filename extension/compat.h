@@ -60,6 +60,24 @@
 #endif
 
 /*
+ * A relation's main-fork block as a shared buffer tag, and ReadRecentBuffer
+ * of that block: 16 takes the RelFileLocator (InitBufferTag), 15 the
+ * RelFileNode (INIT_BUFFERTAG).  For files that include
+ * storage/buf_internals.h.
+ */
+#if PG_VERSION_NUM >= 160000
+#define ApInitBufferTag(tag, rel, blk) \
+	InitBufferTag((tag), &(rel)->rd_locator, MAIN_FORKNUM, (blk))
+#define ApReadRecentBuffer(rel, blk, buf) \
+	ReadRecentBuffer((rel)->rd_locator, MAIN_FORKNUM, (blk), (buf))
+#else
+#define ApInitBufferTag(tag, rel, blk) \
+	INIT_BUFFERTAG(*(tag), (rel)->rd_node, MAIN_FORKNUM, (blk))
+#define ApReadRecentBuffer(rel, blk, buf) \
+	ReadRecentBuffer((rel)->rd_node, MAIN_FORKNUM, (blk), (buf))
+#endif
+
+/*
  * Count a scan's tuples and blocks in the relation's pending statistics
  * (the caller checked pgstat_should_count_relation); 16 renamed the
  * counters (t_counts.t_tuples_returned -> counts.tuples_returned).
