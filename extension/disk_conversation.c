@@ -796,7 +796,7 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 	if (wait)
 		INSTR_TIME_SET_CURRENT(start);
 	/* waiting: wake up now and then to see whether a disk stopped (ap_check_progress) */
-	n = WaitEventSetWait(set->wes, !wait ? 0 : active_pg_disk_timeout_ms > 0 ?
+	n = WaitEventSetWait(ApConnSetWaitEvents(set), !wait ? 0 : active_pg_disk_timeout_ms > 0 ?
 						 Min(active_pg_disk_timeout_ms, AP_PROGRESS_CHECK_MS) : -1,
 						 events, lengthof(events), PG_WAIT_EXTENSION);
 	if (wait)

@@ -894,8 +894,12 @@ ApConnKeepIdle(ApConnSet *set, ApDiskConn *c)
 	ic->server_version = MemoryContextStrdup(TopMemoryContext,
 											 c->server_version != NULL ? c->server_version : "");
 	c->sock = PGINVALID_SOCKET;
-	/* the set's epoll instance would still watch the kept socket: rebuild it */
-	ap_build_wes(set);
+	/*
+	 * The set's epoll instance still watches the kept socket: it is rebuilt
+	 * before the set's next wait (ApConnSetWaitEvents), once however many
+	 * disks finished since, and not at all after the last one.
+	 */
+	set->wes_stale = true;
 }
 
 /*
@@ -946,6 +950,15 @@ ap_conn_failed(ApDiskConn *c, const char *what, const char *err)
 	c->failure = psprintf("%s: %s", what, err != NULL ? err : "unknown error");
 }
 
+/* See transport.h. */
+WaitEventSet *
+ApConnSetWaitEvents(ApConnSet *set)
+{
+	if (set->wes == NULL || set->wes_stale)
+		ap_build_wes(set);
+	return set->wes;
+}
+
 /*
  * (Re)build the set's wait events: every open socket, then the latch, then
  * postmaster death.  Sockets closed since (Done) are left out.
@@ -954,6 +967,8 @@ static void
 ap_build_wes(ApConnSet *set)
 {
 	int			i;
+
+	set->wes_stale = false;
 
 	if (set->wes != NULL)
 		FreeWaitEventSet(set->wes);
@@ -1030,7 +1045,7 @@ ApConnectAll(MemoryContext cxt)
 			!ap_await_hello_reply(set, &set->conns[i], deadline, &err))
 			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
-	ap_build_wes(set);
+	set->wes_stale = true;		/* built at the first wait */
 
 	MemoryContextSwitchTo(oldcxt);
 	return set;
@@ -1087,7 +1102,7 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 		ap_conn_failed(c, "could not connect", err);
 	else if (!ap_handshake(set, c, deadline, &err))
 		ap_conn_failed(c, "handshake failed", err);
-	ap_build_wes(set);
+	set->wes_stale = true;
 	MemoryContextSwitchTo(oldcxt);
 	return c;
 }
@@ -1108,7 +1123,7 @@ ApConnReconnect(ApConnSet *set, ApDiskConn *c, char **err)
 		ap_handshake(set, c, deadline, err);
 	if (!ok)
 		ApConnClose(c);
-	ap_build_wes(set);
+	set->wes_stale = true;
 	MemoryContextSwitchTo(oldcxt);
 	return ok;
 }

@@ -113,6 +113,7 @@ typedef struct ApConnSet
 	ApDiskConn *conns;
 	WaitEventSet *wes;			/* sockets, then MyLatch, then postmaster death */
 	int			wes_latch_pos;
+	bool		wes_stale;		/* sockets came or went since wes was built */
 } ApConnSet;
 
 /*
@@ -145,6 +146,12 @@ ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
  */
 #define AP_QUARANTINE_MS			10000
 TimestampTz ApDiskQuarantine(int disk);
+
+/*
+ * The set's wait events (its open sockets, the latch, postmaster death),
+ * rebuilt first if a connection came or went since the last wait.
+ */
+WaitEventSet *ApConnSetWaitEvents(ApConnSet *set);
 
 /* Close all sockets of the set (idempotent; also run by the context callback). */
 void		ApCloseAll(ApConnSet *set);
