@@ -1096,14 +1096,33 @@ ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
 	return false;
 }
 
-/* Send the ScanRequest carrying prog in mode to every connected disk. */
+/*
+ * Send the ScanRequest carrying prog in mode to every connected disk that
+ * holds a block of the relation.  A table of fewer stripe units than disks
+ * leaves the others nothing to read: they are not asked, and their
+ * connections go back to the idle pool at once (a one-page table rescanned
+ * under a correlated subquery paid four round trips for one disk's page).
+ */
 void
 ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 {
 	ds->host->pushdown_scans++;
 	ap_build_request(ds, prog, mode);
 	for (int i = 0; i < ds->conns->nconns; i++)
-		ap_send_request(ds, &ds->conns->conns[i]);
+	{
+		ApDiskConn *conn = &ds->conns->conns[i];
+
+		if (ds->par == NULL && !conn->failed &&
+			ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
+						   conn->vdisk) == 0)
+		{
+			conn->done = true;
+			ds->ndisks_done++;
+			ApConnKeepIdle(ds->conns, conn);
+			continue;
+		}
+		ap_send_request(ds, conn);
+	}
 }
 
 /* Blocks of [0, nblocks) in the stripe units of disk_id of ndisks. */
