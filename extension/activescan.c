@@ -13,9 +13,10 @@
  *     disks take no predicate locks) and outside recovery (a standby's files
  *     can be behind its snapshot).  Otherwise the node runs a plain heap scan
  *     on the host ("host mode"): same rows, no pushdown.
- *   - Before shipping, the relation's dirty shared buffers are written to
- *     the kernel (FlushRelationBuffers) and nblocks is fixed; everything
- *     committed before our snapshot is then in the files the disks read.
+ *   - Before shipping, nblocks is fixed and the relation's dirty shared
+ *     buffers are written to the kernel (ap_flush_relation in
+ *     disk_conversation.c); everything committed before our snapshot is then
+ *     in the files the disks read.
  *     Whatever a disk cannot decide comes back as TIDs or whole blocks and is
  *     read through the buffer manager with the real snapshot (heap_fetch),
  *     as a heap scan would.
