@@ -23,11 +23,9 @@
  *	  cannot run faster than the cores allow: (N_in*w + host work) / cores.
  *	  With no emulation and 4 disks on a 2-core machine the effective disk
  *	  parallelism is min(ndisks, cores) = 2.
- *	- a_serial: every execution (every rescan too) connects to each disk
- *	  holding a stripe unit of the relation (a table of fewer units than
- *	  disks asks fewer: ap_disks_asked), flushes the relation's buffers and
- *	  ships the program: measured at about 0.5 ms + 0.45 ms per disk on the
- *	  development machine.  A
+ *	- a_serial: every execution (every rescan too) connects to each disk,
+ *	  flushes the relation's buffers and ships the program: measured at
+ *	  about 0.5 ms + 0.45 ms per disk on the development machine.  A
  *	  correlated subquery pays it, and the whole disk scan, once per outer
  *	  row; PostgreSQL's rescan cost of a custom path is its total cost, so
  *	  charging both in the total is what makes an index scan win there.
@@ -343,15 +341,6 @@ ap_model_t_active(const ApModelResult *r, double net, double host)
 		r->a_merge + r->a_serial;
 }
 
-/* Disks a scan of pages asks: those holding one of its stripe units (ApDiskScanSend). */
-static int
-ap_disks_asked(double pages, int d)
-{
-	double		units = ceil(Max(pages, 1.0) / Max(active_pg_stripe_pages, 1));
-
-	return units < d ? Max((int) units, 1) : d;
-}
-
 /* Predict the active (or pages) path and the traditional server; see file header. */
 void
 ApModelPredict(const ApModelInput *in, ApModelResult *r)
@@ -413,7 +402,7 @@ ApModelPredict(const ApModelInput *in, ApModelResult *r)
 								AP_DEVICE_MBPS_BUFFERED) * AP_MB);
 	/* the busiest disk's share of the work (stripe units go round robin) */
 	imbalance = r->n_in > 0 ? ap_busiest_disk_bytes(in->pages, d) * d / r->n_in : 1.0;
-	r->a_serial = AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * ap_disks_asked(in->pages, d);
+	r->a_serial = AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * d;
 	r->a_net = r->r_n > 0 ? r->n_out / r->r_n : 0.0;
 	net_during_scan = r->a_net;
 	if (in->mode == AP_SCAN_MODE_PAGES)
@@ -526,7 +515,7 @@ ApModelCostFloor(double pages, double tuples, double qual_ops, double host_cost,
 	/* pages mode only copies pages */
 	cpu_s = n_in * Min(active_pg_disk_scan_ns_per_byte * w_min, AP_PAGE_SHIP_NS_PER_BYTE) *
 		1e-9 / Min(d, ApModelCores());
-	return ApModelHostCost(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * ap_disks_asked(pages, d) +
+	return ApModelHostCost(AP_SERIAL_BASE_S + active_pg_disk_start_ms * 1e-3 * d +
 						   ap_max(read_s, cpu_s),
 						   pages, tuples, qual_ops, host_cost);
 }
