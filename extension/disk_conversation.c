@@ -657,6 +657,20 @@ ap_consume(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 	ApFreeFrame(ds->conns, f);
 }
 
+/*
+ * conn's conversation is over (its Done, or nothing to ask it): the
+ * connection is kept for the backend's next scan of this disk (or closed);
+ * either way it leaves the set, and the set's wait events with it.
+ */
+static void
+ap_conversation_over(ApDiskScan *ds, ApDiskConn *conn)
+{
+	conn->done = true;
+	conn->scanning = false;
+	ds->ndisks_done++;
+	ApConnKeepIdle(ds->conns, conn);
+}
+
 /* Dispatch one frame of a scanning disk. */
 static void
 ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
@@ -720,16 +734,8 @@ ap_handle_frame(ApDiskScan *ds, ApDiskConn *conn, ActivePg__Frame *f)
 				if (ds->on_stats != NULL)
 					ds->on_stats(ds->arg, conn, f->done->stats);
 			}
-			conn->done = true;
-			conn->scanning = false;
-			ds->ndisks_done++;
 			ap_all_failed_warned = false;
-			/*
-			 * The conversation is over: the connection is kept for the
-			 * backend's next scan of this disk (or closed); either way it
-			 * leaves the set, and the epoll set with it.
-			 */
-			ApConnKeepIdle(ds->conns, conn);
+			ap_conversation_over(ds, conn);
 			/* a parallel participant takes on the next work item */
 			if (ds->par != NULL)
 			{
@@ -1116,9 +1122,7 @@ ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 			ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
 						   conn->vdisk) == 0)
 		{
-			conn->done = true;
-			ds->ndisks_done++;
-			ApConnKeepIdle(ds->conns, conn);
+			ap_conversation_over(ds, conn);
 			continue;
 		}
 		ap_send_request(ds, conn);

@@ -59,6 +59,22 @@ ap_pb_free(void *data, void *ptr)
 		pfree(ptr);
 }
 
+/*
+ * Forget the set's wait events after a socket came or went: the epoll
+ * instance would still watch a socket kept for another scan.  The next
+ * wait builds them again (ApConnSetWaitEvents), once however many disks
+ * finished since, and not at all after the last one.
+ */
+static void
+ap_drop_wes(ApConnSet *set)
+{
+	if (set->wes != NULL)
+	{
+		FreeWaitEventSet(set->wes);
+		set->wes = NULL;
+	}
+}
+
 /* Close all sockets; tell disks still scanning to stop (best effort, never blocks). */
 void
 ApCloseAll(ApConnSet *set)
@@ -94,11 +110,7 @@ ApCloseAll(ApConnSet *set)
 		closesocket(c->sock);
 		c->sock = PGINVALID_SOCKET;
 	}
-	if (set->wes != NULL)
-	{
-		FreeWaitEventSet(set->wes);
-		set->wes = NULL;
-	}
+	ap_drop_wes(set);
 }
 
 /* Reset callback of the per-scan context: runs on success and on ERROR alike. */
@@ -894,12 +906,7 @@ ApConnKeepIdle(ApConnSet *set, ApDiskConn *c)
 	ic->server_version = MemoryContextStrdup(TopMemoryContext,
 											 c->server_version != NULL ? c->server_version : "");
 	c->sock = PGINVALID_SOCKET;
-	/*
-	 * The set's epoll instance still watches the kept socket: it is rebuilt
-	 * before the set's next wait (ApConnSetWaitEvents), once however many
-	 * disks finished since, and not at all after the last one.
-	 */
-	set->wes_stale = true;
+	ap_drop_wes(set);
 }
 
 /*
@@ -954,7 +961,7 @@ ap_conn_failed(ApDiskConn *c, const char *what, const char *err)
 WaitEventSet *
 ApConnSetWaitEvents(ApConnSet *set)
 {
-	if (set->wes == NULL || set->wes_stale)
+	if (set->wes == NULL)
 		ap_build_wes(set);
 	return set->wes;
 }
@@ -968,10 +975,7 @@ ap_build_wes(ApConnSet *set)
 {
 	int			i;
 
-	set->wes_stale = false;
-
-	if (set->wes != NULL)
-		FreeWaitEventSet(set->wes);
+	ap_drop_wes(set);
 	set->wes = ApCreateWaitEventSet(set->cxt, set->nconns + 2);
 	for (i = 0; i < set->nconns; i++)
 	{
@@ -1045,7 +1049,6 @@ ApConnectAll(MemoryContext cxt)
 			!ap_await_hello_reply(set, &set->conns[i], deadline, &err))
 			ap_conn_failed(&set->conns[i], "handshake failed", err);
 	}
-	set->wes_stale = true;		/* built at the first wait */
 
 	MemoryContextSwitchTo(oldcxt);
 	return set;
@@ -1102,7 +1105,7 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 		ap_conn_failed(c, "could not connect", err);
 	else if (!ap_handshake(set, c, deadline, &err))
 		ap_conn_failed(c, "handshake failed", err);
-	set->wes_stale = true;
+	ap_drop_wes(set);
 	MemoryContextSwitchTo(oldcxt);
 	return c;
 }
@@ -1123,7 +1126,7 @@ ApConnReconnect(ApConnSet *set, ApDiskConn *c, char **err)
 		ap_handshake(set, c, deadline, err);
 	if (!ok)
 		ApConnClose(c);
-	set->wes_stale = true;
+	ap_drop_wes(set);
 	MemoryContextSwitchTo(oldcxt);
 	return ok;
 }

@@ -111,9 +111,9 @@ typedef struct ApConnSet
 	int			nconns;			/* connections made (open or closed) */
 	int			capacity;		/* room in conns: pointers into it stay valid */
 	ApDiskConn *conns;
-	WaitEventSet *wes;			/* sockets, then MyLatch, then postmaster death */
+	WaitEventSet *wes;			/* sockets, then MyLatch, then postmaster death;
+								 * NULL until the next wait builds it */
 	int			wes_latch_pos;
-	bool		wes_stale;		/* sockets came or went since wes was built */
 } ApConnSet;
 
 /*
@@ -149,7 +149,7 @@ TimestampTz ApDiskQuarantine(int disk);
 
 /*
  * The set's wait events (its open sockets, the latch, postmaster death),
- * rebuilt first if a connection came or went since the last wait.
+ * built first if a connection came or went since the last wait.
  */
 WaitEventSet *ApConnSetWaitEvents(ApConnSet *set);
 
