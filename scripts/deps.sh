@@ -1,12 +1,14 @@
 #!/bin/bash
 # Install the Debian 12 packages active_pg needs to build, test and benchmark.
-# Idempotent: installs only what is missing.  Needs root or sudo.
+# Idempotent: installs only what is missing.  Needs root or sudo.  Extra
+# package names on the command line are installed too (bench/oltp/run
+# --instructions asks for valgrind).
 set -euo pipefail
 
 PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 postgresql-client-15
       liburing-dev libprotobuf-c-dev protobuf-c-compiler libipc-run-perl
       build-essential make gcc pkg-config perl rsync python3
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev "$@")
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -3,7 +3,10 @@
 TPC-B workloads against one cluster restarted alternately with and without
 active_pg in shared_preload_libraries (the extension created in the database
 either way), rounds interleaved so that drift hits both alike.  Reports the
-median TPS of each and the ratio.  Started by bench/oltp/run.
+median TPS of each and the ratio, and the server's CPU time per transaction
+(every process of the cluster: postmaster, backends, the launcher and the
+disk daemons), which the machine's steal time and drift move far less than
+TPS.  Started by bench/oltp/run.
 """
 
 import argparse
@@ -21,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from tpcd_common import as_pguser, pg_initdb, pg_stop  # noqa: E402
 
 CONFIGS = ("without", "with")
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def log(msg):
@@ -82,16 +86,59 @@ class Cluster:
                            capture_output=True)
 
 
+def proc_stat(pid):
+    """(ppid, CPU ticks of the process and of its reaped children), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            text = f.read()
+    except OSError:
+        return None
+    # the command name is in parentheses and may hold spaces
+    fields = text[text.rindex(")") + 2:].split()
+    # fields[0] is the state (stat's field 3); utime, stime, cutime and cstime
+    # are stat's fields 14 to 17
+    return int(fields[1]), sum(int(x) for x in fields[11:15])
+
+
+def server_cpu_seconds(datadir):
+    """CPU seconds used so far by the cluster's processes: the postmaster and
+    every live descendant, each with its reaped children (a backend that
+    exited and was reaped is in the postmaster's children's time)."""
+    with open(os.path.join(datadir, "postmaster.pid")) as f:
+        root = int(f.readline())
+    stats = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st is not None:
+                stats[int(d)] = st
+    children = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += stats[pid][1]
+        todo.extend(children.get(pid, []))
+    return total / TICK
+
+
 def pgbench(cl, workload, args):
     cmd = ["pgbench", "-c", str(args.clients), "-j", str(args.clients),
            "-T", str(args.seconds)]
     if workload == "select-only":
         cmd.append("-S")
+    cpu0 = server_cpu_seconds(cl.datadir)
     r = subprocess.run(cmd + [cl.conn()], capture_output=True, text=True)
     m = re.search(r"tps = ([0-9.]+) \(without initial", r.stdout)
-    if r.returncode != 0 or m is None:
+    n = re.search(r"number of transactions actually processed: ([0-9]+)", r.stdout)
+    if r.returncode != 0 or m is None or n is None:
         sys.exit("pgbench failed (%s): %s" % (workload, r.stderr[-500:]))
-    return float(m.group(1))
+    # let the postmaster reap the backends, whose time then counts as its children's
+    time.sleep(0.3)
+    cpu = server_cpu_seconds(cl.datadir) - cpu0
+    return float(m.group(1)), cpu * 1e6 / int(n.group(1))
 
 
 def main():
@@ -111,6 +158,7 @@ def main():
     cl = Cluster(args)
     cl.setup(args.scale)
     tps = {(c, w): [] for c in CONFIGS for w in ("select-only", "tpc-b")}
+    cpu = {(c, w): [] for c in CONFIGS for w in ("select-only", "tpc-b")}
     try:
         for r in range(args.rounds):
             # alternate which configuration goes first
@@ -124,9 +172,11 @@ def main():
                 subprocess.run(["pgbench", "-S", "-c", str(args.clients), "-T", "3",
                                 cl.conn()], capture_output=True, check=True)
                 for w in ("select-only", "tpc-b"):
-                    t = pgbench(cl, w, args)
+                    t, us = pgbench(cl, w, args)
                     tps[(config, w)].append(t)
-                    log("round %d %-7s %-11s tps %.0f" % (r + 1, config, w, t))
+                    cpu[(config, w)].append(us)
+                    log("round %d %-7s %-11s tps %.0f, server CPU %.1f us per transaction"
+                        % (r + 1, config, w, t, us))
     finally:
         if not args.keep:
             cl.stop()
@@ -142,16 +192,31 @@ def main():
              "--seconds %d --rounds %d`." % (version, args.scale, args.clients, args.seconds,
                                              args.rounds, args.disks, args.scale, args.clients,
                                              args.seconds, args.rounds), "",
-             "| workload | without active_pg (median tps) | with active_pg (median tps) | ratio | runs without | runs with |",
-             "|---|---:|---:|---:|---|---|"]
+             "The TPS ratio is of the medians; the paired ratio is the median of each "
+             "round's ratio (the two configurations ran back to back). Server CPU is the time "
+             "the cluster's processes (postmaster, backends, launcher, disk daemons) spent per "
+             "transaction, from /proc: the machine's steal time and drift move it far less "
+             "than TPS.", "",
+             "| workload | without active_pg (median tps) | with active_pg (median tps) | ratio "
+             "| paired ratio | server CPU per transaction without / with (median us) "
+             "| CPU with / without | runs without (tps) | runs with (tps) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     summary = {}
     for w in ("select-only", "tpc-b"):
         a = statistics.median(tps[("without", w)])
         b = statistics.median(tps[("with", w)])
-        summary[w] = {"without": a, "with": b, "ratio": b / a,
-                      "runs_without": tps[("without", w)], "runs_with": tps[("with", w)]}
-        lines.append("| %s | %.0f | %.0f | %.3fx | %s | %s |" % (
-            w, a, b, b / a, ", ".join("%.0f" % x for x in tps[("without", w)]),
+        paired = statistics.median(y / x for x, y in zip(tps[("without", w)],
+                                                         tps[("with", w)]))
+        ca = statistics.median(cpu[("without", w)])
+        cb = statistics.median(cpu[("with", w)])
+        summary[w] = {"without": a, "with": b, "ratio": b / a, "paired_ratio": paired,
+                      "cpu_us_without": ca, "cpu_us_with": cb,
+                      "runs_without": tps[("without", w)], "runs_with": tps[("with", w)],
+                      "cpu_runs_without": cpu[("without", w)],
+                      "cpu_runs_with": cpu[("with", w)]}
+        lines.append("| %s | %.0f | %.0f | %.3fx | %.3fx | %.1f / %.1f | %.3f | %s | %s |" % (
+            w, a, b, b / a, paired, ca, cb, cb / ca,
+            ", ".join("%.0f" % x for x in tps[("without", w)]),
             ", ".join("%.0f" % x for x in tps[("with", w)])))
     md = os.path.join(args.out, "%s-oltp.md" % stamp)
     with open(md, "w") as f:
