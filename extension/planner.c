@@ -112,6 +112,12 @@
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static planner_hook_type prev_planner_hook = NULL;
 
+/*
+ * ActiveScan plans made so far in this backend: a planning that made none
+ * has no projection to push (ap_planner skips its walk of the plan).
+ */
+static uint64 ap_scan_plans_made = 0;
+
 static Plan *ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
 								 CustomPath *best_path, List *tlist,
 								 List *clauses, List *custom_plans);
@@ -1208,6 +1214,7 @@ ap_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 														AP_PATH_PRIV_MODEL)));
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &ApScanPlanMethods;
+	ap_scan_plans_made++;
 	return &cscan->scan.plan;
 }
 
@@ -1389,12 +1396,18 @@ ap_walk_plans(Plan *plan, List *rtable)
 	}
 }
 
-/* planner_hook: plan as usual, then push computed projections to the disks. */
+/*
+ * planner_hook: plan as usual, then push computed projections to the disks.
+ * A planning that made no ActiveScan (every OLTP statement) is not walked;
+ * the count also moves for plannings nested in this one, which only costs
+ * a walk that finds nothing.
+ */
 static PlannedStmt *
 ap_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
+	uint64		made = ap_scan_plans_made;
 	ListCell   *lc;
 
 	if (prev_planner_hook)
@@ -1402,7 +1415,7 @@ ap_planner(Query *parse, const char *query_string, int cursorOptions,
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 
-	if (stmt->rowMarks == NIL)
+	if (ap_scan_plans_made != made && stmt->rowMarks == NIL)
 	{
 		ap_walk_plans(stmt->planTree, stmt->rtable);
 		foreach(lc, stmt->subplans)
