@@ -385,6 +385,58 @@ ap_bloom_planned_size(double nkeys, double *fpr)
 #define AP_BLOOM_OVERLAP_SURE	0.75
 
 /*
+ * Is sslot, a histogram, in ascending order of the type's comparison?
+ * ANALYZE sorts a histogram by the "<" its statistics slot names (staop);
+ * where that is the type's default btree "<" (tc: TYPECACHE_LT_OPR), whose
+ * family's comparison tc->cmp_proc is, its ends are its least and greatest
+ * values and a bound is found by bisection, with the answers a pass over
+ * every entry gives.  A histogram sorted otherwise gets that pass.
+ */
+static bool
+ap_histogram_in_cmp_order(const AttStatsSlot *sslot, TypeCacheEntry *tc)
+{
+	return OidIsValid(tc->lt_opr) && sslot->staop == tc->lt_opr;
+}
+
+/* The first of values[0..n) at or above lo, n if none (values ascending). */
+static int
+ap_first_at_or_above(TypeCacheEntry *tc, const Datum *values, int n, Datum lo)
+{
+	int			l = 0;
+	int			h = n;
+
+	while (l < h)
+	{
+		int			m = l + (h - l) / 2;
+
+		if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, values[m], lo)) >= 0)
+			h = m;
+		else
+			l = m + 1;
+	}
+	return l;
+}
+
+/* The last of values[0..n) at or below hi, -1 if none (values ascending). */
+static int
+ap_last_at_or_below(TypeCacheEntry *tc, const Datum *values, int n, Datum hi)
+{
+	int			l = 0;
+	int			h = n;
+
+	while (l < h)
+	{
+		int			m = l + (h - l) / 2;
+
+		if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, values[m], hi)) <= 0)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l - 1;
+}
+
+/*
  * Would PostgreSQL's selectivity of small_expr >= lo AND small_expr <= hi
  * (clauselist_selectivity, below) surely come out at AP_BLOOM_OVERLAP_SURE
  * or more, well above AP_BLOOM_OVERLAP_PART, where its value is not used?
@@ -439,13 +491,23 @@ ap_bloom_overlap_surely_large(PlannerInfo *root, const ApBloomKey *key, TypeCach
 		int			first = -1;
 		int			last = -1;
 
-		for (int i = 0; i < sslot.nvalues; i++)
+		if (ap_histogram_in_cmp_order(&sslot, tc))
 		{
-			if (first < 0 && DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo,
-														 sslot.values[i], lo)) >= 0)
-				first = i;
-			if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, sslot.values[i], hi)) <= 0)
-				last = i;
+			first = ap_first_at_or_above(tc, sslot.values, sslot.nvalues, lo);
+			if (first == sslot.nvalues)
+				first = -1;
+			last = ap_last_at_or_below(tc, sslot.values, sslot.nvalues, hi);
+		}
+		else
+		{
+			for (int i = 0; i < sslot.nvalues; i++)
+			{
+				if (first < 0 && DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo,
+															 sslot.values[i], lo)) >= 0)
+					first = i;
+				if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, sslot.values[i], hi)) <= 0)
+					last = i;
+			}
 		}
 		if (sslot.nvalues >= 3 && first >= 0 && last - first > 2)
 			inside = (double) (last - first - 2) / (sslot.nvalues - 1);
@@ -484,7 +546,8 @@ ap_bloom_key_overlap_estimate(PlannerInfo *root, RelOptInfo *b, const ApBloomKey
 
 	if (exprType((Node *) key->small_expr) != key->type || type_is_collatable(key->type))
 		return 1.0;
-	tc = lookup_type_cache(key->type, TYPECACHE_BTREE_OPFAMILY | TYPECACHE_CMP_PROC_FINFO);
+	tc = lookup_type_cache(key->type, TYPECACHE_BTREE_OPFAMILY | TYPECACHE_CMP_PROC_FINFO |
+						   TYPECACHE_LT_OPR);
 	if (!OidIsValid(tc->btree_opf) || !OidIsValid(tc->cmp_proc))
 		return 1.0;
 	ge_op = get_opfamily_member(tc->btree_opf, key->type, key->type, BTGreaterEqualStrategyNumber);
@@ -497,19 +560,33 @@ ap_bloom_key_overlap_estimate(PlannerInfo *root, RelOptInfo *b, const ApBloomKey
 	for (int k = 0; k < lengthof(kinds) && HeapTupleIsValid(vd.statsTuple); k++)
 	{
 		AttStatsSlot sslot;
+		bool		ends_only;
+		int			lo_i = -1;
+		int			hi_i = -1;
 
 		if (!get_attstatsslot(&sslot, vd.statsTuple, kinds[k], InvalidOid, ATTSTATSSLOT_VALUES))
 			continue;
+		/* a sorted histogram's least and greatest are its ends */
+		ends_only = kinds[k] == STATISTIC_KIND_HISTOGRAM && ap_histogram_in_cmp_order(&sslot, tc);
 		for (int i = 0; i < sslot.nvalues; i++)
 		{
 			Datum		v = sslot.values[i];
 
-			if (!have || DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, v, lo)) < 0)
-				lo = datumCopy(v, tc->typbyval, tc->typlen);
-			if (!have || DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, v, hi)) > 0)
-				hi = datumCopy(v, tc->typbyval, tc->typlen);
+			if (ends_only && i > 0 && i < sslot.nvalues - 1)
+				continue;
+			if (!have || DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, v,
+													 lo_i >= 0 ? sslot.values[lo_i] : lo)) < 0)
+				lo_i = i;
+			if (!have || DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, v,
+													 hi_i >= 0 ? sslot.values[hi_i] : hi)) > 0)
+				hi_i = i;
 			have = true;
 		}
+		/* copied once, out of the slot about to be freed */
+		if (lo_i >= 0)
+			lo = datumCopy(sslot.values[lo_i], tc->typbyval, tc->typlen);
+		if (hi_i >= 0)
+			hi = datumCopy(sslot.values[hi_i], tc->typbyval, tc->typlen);
 		free_attstatsslot(&sslot);
 	}
 	ReleaseVariableStats(vd);
