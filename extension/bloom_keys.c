@@ -398,9 +398,12 @@ ap_histogram_in_cmp_order(const AttStatsSlot *sslot, TypeCacheEntry *tc)
 	return OidIsValid(tc->lt_opr) && sslot->staop == tc->lt_opr;
 }
 
-/* The first of values[0..n) at or above lo, n if none (values ascending). */
+/*
+ * How many of values[0..n), ascending, lie below bound (at or below it
+ * with or_equal): the index of the first at or above it (above it).
+ */
 static int
-ap_first_at_or_above(TypeCacheEntry *tc, const Datum *values, int n, Datum lo)
+ap_count_below(TypeCacheEntry *tc, const Datum *values, int n, Datum bound, bool or_equal)
 {
 	int			l = 0;
 	int			h = n;
@@ -408,32 +411,14 @@ ap_first_at_or_above(TypeCacheEntry *tc, const Datum *values, int n, Datum lo)
 	while (l < h)
 	{
 		int			m = l + (h - l) / 2;
+		int			c = DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, values[m], bound));
 
-		if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, values[m], lo)) >= 0)
-			h = m;
-		else
+		if (c < 0 || (or_equal && c == 0))
 			l = m + 1;
+		else
+			h = m;
 	}
 	return l;
-}
-
-/* The last of values[0..n) at or below hi, -1 if none (values ascending). */
-static int
-ap_last_at_or_below(TypeCacheEntry *tc, const Datum *values, int n, Datum hi)
-{
-	int			l = 0;
-	int			h = n;
-
-	while (l < h)
-	{
-		int			m = l + (h - l) / 2;
-
-		if (DatumGetInt32(FunctionCall2(&tc->cmp_proc_finfo, values[m], hi)) <= 0)
-			l = m + 1;
-		else
-			h = m;
-	}
-	return l - 1;
 }
 
 /*
@@ -493,10 +478,10 @@ ap_bloom_overlap_surely_large(PlannerInfo *root, const ApBloomKey *key, TypeCach
 
 		if (ap_histogram_in_cmp_order(&sslot, tc))
 		{
-			first = ap_first_at_or_above(tc, sslot.values, sslot.nvalues, lo);
+			first = ap_count_below(tc, sslot.values, sslot.nvalues, lo, false);
 			if (first == sslot.nvalues)
 				first = -1;
-			last = ap_last_at_or_below(tc, sslot.values, sslot.nvalues, hi);
+			last = ap_count_below(tc, sslot.values, sslot.nvalues, hi, true) - 1;
 		}
 		else
 		{

@@ -23,19 +23,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tpcd"))
-from oltp import Cluster  # noqa: E402
+from oltp import Cluster, log, report_context  # noqa: E402
 from tpcd_common import as_pguser  # noqa: E402
 
 CONFIGS = ("without", "with")
-
-
-def log(msg):
-    print("[%7.1fs] %s" % (time.time() - START, msg), flush=True)
 
 
 def write_scripts(d, scale, statements, transactions):
@@ -164,10 +159,7 @@ def main():
             shutil.rmtree(scratch)
         shutil.rmtree(work)
 
-    os.makedirs(args.out, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d")
-    version = subprocess.run(["pg_config", "--version"], capture_output=True,
-                             text=True).stdout.strip()
+    stamp, version = report_context(args.out)
     lines = ["# Instructions per OLTP statement with and without active_pg, %s" % stamp, "",
              "%s; valgrind's callgrind over a single-user backend on a fresh copy of a "
              "vacuumed pgbench database (scale %d), the start-up's count subtracted; %d "
@@ -194,6 +186,5 @@ def main():
     log("wrote %s" % md)
 
 
-START = time.time()
 if __name__ == "__main__":
     main()

@@ -86,6 +86,14 @@ class Cluster:
                            capture_output=True)
 
 
+def report_context(out):
+    """Make the report folder out; the date stamp and the server's version."""
+    os.makedirs(out, exist_ok=True)
+    version = subprocess.run(["pg_config", "--version"], capture_output=True,
+                             text=True).stdout.strip()
+    return time.strftime("%Y-%m-%d"), version
+
+
 def proc_stat(pid):
     """(ppid, CPU ticks of the process and of its reaped children), or None."""
     try:
@@ -181,10 +189,7 @@ def main():
         if not args.keep:
             cl.stop()
 
-    os.makedirs(args.out, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%d")
-    version = subprocess.run(["pg_config", "--version"], capture_output=True,
-                             text=True).stdout.strip()
+    stamp, version = report_context(args.out)
     lines = ["# OLTP with and without active_pg, %s" % stamp, "",
              "%s; pgbench scale %d, %d clients, %d s per run, %d rounds alternating the "
              "configurations (server restarted each time, 3 s warm-up); shared_buffers 256MB; "
