@@ -1,14 +1,14 @@
 #!/bin/bash
 # Install the Debian 12 packages active_pg needs to build, test and benchmark.
 # Idempotent: installs only what is missing.  Needs root or sudo.  Extra
-# package names on the command line are installed too (bench/oltp/run
-# --instructions asks for valgrind).
+# package names on the command line are installed too.  valgrind counts
+# instructions (t/015_oltp_instructions.pl, bench/oltp/run --instructions).
 set -euo pipefail
 
 PKGS=(postgresql-15 postgresql-server-dev-15 postgresql-contrib-15 postgresql-client-15
       liburing-dev libprotobuf-c-dev protobuf-c-compiler libipc-run-perl
       build-essential make gcc pkg-config perl rsync python3
-      clang libclang-rt-14-dev "$@")
+      clang libclang-rt-14-dev valgrind "$@")
 
 missing=()
 for p in "${PKGS[@]}"; do
