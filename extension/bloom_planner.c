@@ -1125,26 +1125,35 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 {
 	RelOptInfo *bigrel = big_is_outer ? outerrel : innerrel;
 	RelOptInfo *small = big_is_outer ? innerrel : outerrel;
-	CustomPath *base;
 	ListCell   *lc;
 	List	   *chains = NIL;
 
 	if (!bms_is_empty(bigrel->lateral_relids))
 		return;
-	if (!ap_bloom_small_ok(root, small))
-	{
-		if (bigrel->reloptkind == RELOPT_BASEREL && !big_is_outer && jointype == JOIN_INNER)
-			ap_bloom_try_probes(root, joinrel, bigrel, small, extra);
-		return;
-	}
 
+	/*
+	 * What the big side can carry is looked at first: most pairs of a join
+	 * search have none (their big side is a dimension, or a join without a
+	 * chain), and the small side's checks cost more.
+	 */
 	if (bigrel->reloptkind == RELOPT_BASEREL)
 	{
-		if ((base = ap_bloom_scan_path(bigrel)) != NULL)
-			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
+		CustomPath *serial = ap_bloom_scan_path(bigrel);
+		CustomPath *partial = big_is_outer ? ap_bloom_partial_scan_path(bigrel) : NULL;
+
+		if (serial == NULL && partial == NULL)
+			return;
+		if (!ap_bloom_small_ok(root, small))
+		{
+			if (!big_is_outer && jointype == JOIN_INNER)
+				ap_bloom_try_probes(root, joinrel, bigrel, small, extra);
+			return;
+		}
+		if (serial != NULL)
+			ap_bloom_offer(root, joinrel, bigrel, bigrel, serial, NULL, small,
 						   jointype, extra, big_is_outer, false);
-		if (big_is_outer && (base = ap_bloom_partial_scan_path(bigrel)) != NULL)
-			ap_bloom_offer(root, joinrel, bigrel, bigrel, base, NULL, small,
+		if (partial != NULL)
+			ap_bloom_offer(root, joinrel, bigrel, bigrel, partial, NULL, small,
 						   jointype, extra, big_is_outer, true);
 		return;
 	}
@@ -1172,6 +1181,8 @@ ap_bloom_try(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			!list_member_ptr(chains, prev))
 			chains = lappend(chains, prev);
 	}
+	if (chains == NIL || !ap_bloom_small_ok(root, small))
+		return;
 	foreach(lc, chains)
 	{
 		ApBloomPath *prev = lfirst(lc);
