@@ -967,15 +967,16 @@ ApConnSetWaitEvents(ApConnSet *set)
 }
 
 /*
- * (Re)build the set's wait events: every open socket, then the latch, then
- * postmaster death.  Sockets closed since (Done) are left out.
+ * Build the set's wait events (dropped since: ap_drop_wes): every open
+ * socket, then the latch, then postmaster death.  Sockets closed since
+ * (Done) are left out.
  */
 static void
 ap_build_wes(ApConnSet *set)
 {
 	int			i;
 
-	ap_drop_wes(set);
+	Assert(set->wes == NULL);
 	set->wes = ApCreateWaitEventSet(set->cxt, set->nconns + 2);
 	for (i = 0; i < set->nconns; i++)
 	{

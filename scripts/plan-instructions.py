@@ -24,30 +24,19 @@ import subprocess
 import sys
 import tempfile
 
+# bench/tpcd/tpcd_common.py runs the single-user backend under callgrind
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "bench", "tpcd"))
+from tpcd_common import callgrind_single_user  # noqa: E402
 
-def pg_user(cmd):
-    return (["runuser", "-u", "postgres", "--"] + cmd) if os.geteuid() == 0 else cmd
 
-
-def count(args, config, script, tmp):
-    postgres = os.path.join(subprocess.run([args.pg_config, "--bindir"], capture_output=True,
-                                           text=True, check=True).stdout.strip(), "postgres")
-    out = os.path.join(tmp, "callgrind.out")
+def count(args, bindir, config, script, tmp):
     opts = ["-c", "jit=off", "-c",
             "shared_preload_libraries=%s" % ("active_pg" if config == "with" else "")]
     for setting in args.set:
         opts += ["-c", setting]
-    with open(script) as stdin:
-        r = subprocess.run(pg_user(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                                    postgres, "--single", "-D", args.datadir] + opts + [args.db]),
-                           stdin=stdin, capture_output=True, text=True)
-    if r.returncode != 0 or "ERROR" in r.stdout or "ERROR" in r.stderr:
-        sys.exit("single-user backend failed (%s, %s): %s"
-                 % (config, script, (r.stdout + r.stderr)[-800:]))
-    with open(out) as f:
-        for line in f:
-            if line.startswith("totals:") or line.startswith("summary:"):
-                total = int(line.split()[1])
+    out = os.path.join(tmp, "callgrind.out")
+    total = callgrind_single_user(bindir, args.datadir, args.db, opts, script, out)
     os.unlink(out)
     return total
 
@@ -65,11 +54,13 @@ def main():
     if os.path.exists(os.path.join(args.datadir, "postmaster.pid")):
         sys.exit("%s is in use: stop its cluster first" % args.datadir)
 
+    bindir = subprocess.run([args.pg_config, "--bindir"], capture_output=True, text=True,
+                            check=True).stdout.strip()
     tmp = tempfile.mkdtemp(prefix="active_pg-plancount-")
     os.chmod(tmp, 0o777)
     empty = os.path.join(tmp, "empty.sql")
     open(empty, "w").close()
-    base = {c: count(args, c, empty, tmp) for c in ("without", "with")}
+    base = {c: count(args, bindir, c, empty, tmp) for c in ("without", "with")}
     print("| query | without (per EXPLAIN) | with | added by active_pg |")
     print("|---|---:|---:|---:|")
     for q in args.queries:
@@ -79,7 +70,7 @@ def main():
         with open(script, "w") as f:
             f.write(("EXPLAIN %s;\n" % text) * args.repeat)
         os.chmod(script, 0o644)
-        per = {c: (count(args, c, script, tmp) - base[c]) / args.repeat
+        per = {c: (count(args, bindir, c, script, tmp) - base[c]) / args.repeat
                for c in ("without", "with")}
         print("| %s | %.0f | %.0f | %+.0f (%+.1f%%) |" % (
             os.path.basename(q), per["without"], per["with"], per["with"] - per["without"],

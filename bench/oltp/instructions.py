@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tpcd"))
 from oltp import Cluster, log, report_context  # noqa: E402
-from tpcd_common import as_pguser  # noqa: E402
+from tpcd_common import callgrind_single_user  # noqa: E402
 
 CONFIGS = ("without", "with")
 
@@ -71,31 +71,19 @@ def write_scripts(d, scale, statements, transactions):
     return paths
 
 
-def count(args, pristine, scratch, outdir, config, script, tag):
-    """Run script in a single-user backend on a fresh copy of pristine under
-    callgrind: (all instructions, instructions in active_pg.so itself)."""
+def count(args, bindir, scratch, outdir, config, script, tag):
+    """Run script in a single-user backend on a fresh copy of the pristine
+    cluster under callgrind: (all instructions, instructions in
+    active_pg.so itself)."""
     if os.path.exists(scratch):
         shutil.rmtree(scratch)
-    subprocess.run(["cp", "-a", pristine, scratch], check=True)
+    subprocess.run(["cp", "-a", args.datadir, scratch], check=True)
     cg = os.path.join(outdir, "callgrind.%s.%s" % (config, tag))
     opts = ["-c", "shared_buffers=256MB", "-c", "jit=off",
             "-c", "shared_preload_libraries=%s" % ("active_pg" if config == "with" else "")]
     if config == "with":
         opts += ["-c", "active_pg.ndisks=%d" % args.disks]
-    postgres = os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True,
-                                           text=True, check=True).stdout.strip(), "postgres")
-    with open(script) as stdin:
-        r = subprocess.run(as_pguser(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + cg,
-                                      postgres, "--single", "-D", scratch] + opts + ["oltp"]),
-                           stdin=stdin, capture_output=True, text=True)
-    if r.returncode != 0 or "ERROR" in r.stdout or "ERROR" in r.stderr:
-        sys.exit("single-user backend failed (%s, %s): %s" % (config, tag,
-                                                              (r.stdout + r.stderr)[-800:]))
-    total = None
-    with open(cg) as f:
-        for line in f:
-            if line.startswith("totals:") or line.startswith("summary:"):
-                total = int(line.split()[1])
+    total = callgrind_single_user(bindir, scratch, "oltp", opts, script, cg)
     ann = subprocess.run(["callgrind_annotate", "--threshold=100", "--inclusive=no", cg],
                          capture_output=True, text=True, check=True).stdout
     own = 0
@@ -138,16 +126,18 @@ def main():
     units = {"select-only": args.statements, "tpc-b": args.transactions,
              "join": args.statements}
     scratch = args.datadir.rstrip("/") + "-scratch"
+    bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True,
+                            check=True).stdout.strip()
     per = {(c, w): [] for c in CONFIGS for w in units}
     own = {(c, w): [] for c in CONFIGS for w in units}
     try:
         for r in range(args.rounds):
             order = CONFIGS if r % 2 == 0 else tuple(reversed(CONFIGS))
             for config in order:
-                base, base_own = count(args, args.datadir, scratch, work, config,
+                base, base_own = count(args, bindir, scratch, work, config,
                                        scripts["empty"], "empty")
                 for w, n in units.items():
-                    t, o = count(args, args.datadir, scratch, work, config, scripts[w], w)
+                    t, o = count(args, bindir, scratch, work, config, scripts[w], w)
                     per[(config, w)].append((t - base) / n)
                     own[(config, w)].append((o - base_own) / n)
                     log("round %d %-7s %-11s %.0f instructions per %s, %.0f in active_pg.so"

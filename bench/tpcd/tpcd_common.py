@@ -56,6 +56,25 @@ def as_pguser(cmd):
     return cmd
 
 
+def callgrind_single_user(bindir, datadir, db, opts, script, out):
+    """Run the SQL file script in a single-user backend (postgres --single,
+    settings opts as ["-c", "name=value", ...]) on the stopped cluster
+    datadir under valgrind's callgrind, its profile written to out: the
+    instructions it took.  Exits on a failure or an ERROR in the script."""
+    with open(script) as stdin:
+        r = subprocess.run(as_pguser(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                                      os.path.join(bindir, "postgres"), "--single",
+                                      "-D", datadir] + opts + [db]),
+                           stdin=stdin, capture_output=True, text=True)
+    if r.returncode != 0 or "ERROR" in r.stdout or "ERROR" in r.stderr:
+        sys.exit("single-user backend failed (%s): %s" % (script, (r.stdout + r.stderr)[-800:]))
+    with open(out) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    sys.exit("no instruction count in %s" % out)
+
+
 def pg_stop(datadir):
     """Stop the cluster in datadir (fast), if it runs."""
     subprocess.run(as_pguser(["pg_ctl", "-D", datadir, "-m", "fast", "-w", "stop"]),
