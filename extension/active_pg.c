@@ -33,6 +33,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		ApStatsShmemRequest();
+		ApBloomShmemRequest();
 		ApLauncherRegister();
 	}
 }

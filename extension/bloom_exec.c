@@ -170,7 +170,7 @@ ap_bloom_alloc(ApBloomState *bs, ApBloomFilterState *f, double nkeys)
 		f->nhashes = ap_bloom_best_k_len(Max(f->est_keys, (double) f->len), f->len);
 	}
 	else
-		ApBloomGeometry(nkeys, f->max_bytes, f->fixed_bytes, &f->len, &f->nhashes);
+		ApBloomGeometry(nkeys, f->max_bytes, f->fixed_bytes, &f->len, &f->nhashes, NULL);
 	f->bits = MemoryContextAllocExtended(bs->cxt, f->len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 

@@ -178,9 +178,10 @@ ApBloomExplain(ApBloomState *bs, const ActivePg__ScanStats *disk_stats,
 		if (!(es->analyze && f->builds > 0))
 		{
 			nkeys = f->est_keys;
-			ApBloomGeometry(nkeys, f->max_bytes, active_pg_bloom_bytes, &len, &k);
+			ApBloomGeometry(nkeys, f->max_bytes, active_pg_bloom_bytes, &len, &k, &fpr);
 		}
-		fpr = ap_bloom_fpr_len(nkeys, len, k);
+		else
+			fpr = ap_bloom_fpr_len(nkeys, len, k);
 		size = ap_bloom_format_size(len);
 		if (es->format == EXPLAIN_FORMAT_TEXT)
 		{

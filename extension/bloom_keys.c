@@ -366,8 +366,7 @@ ap_bloom_planned_size(double nkeys, double *fpr)
 			return memo[i].bytes;
 		}
 	}
-	ApBloomGeometry(nkeys, active_pg_bloom_max_bytes, 0, &len, &k);
-	*fpr = ap_bloom_fpr_len(nkeys, len, k);
+	ApBloomGeometry(nkeys, active_pg_bloom_max_bytes, 0, &len, &k, fpr);
 	memo[next].nkeys = nkeys;
 	memo[next].max_bytes = active_pg_bloom_max_bytes;
 	memo[next].bytes = len;

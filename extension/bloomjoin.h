@@ -102,9 +102,17 @@ double		ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 /*
  * Size (*len bytes) and k of a filter for nkeys distinct keys: fixed_bytes
  * if not 0, else for AP_BLOOM_TARGET_FPR capped by max_bytes, and at least
- * half of AP_BLOOM_CACHED_BYTES where max_bytes allows.
+ * half of AP_BLOOM_CACHED_BYTES where max_bytes allows; *fpr (unless
+ * NULL) its expected false-positive rate with nkeys keys.
  */
-void		ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k);
+void		ApBloomGeometry(double nkeys, int max_bytes, int fixed_bytes, uint32 *len, uint32 *k,
+							double *fpr);
+
+/*
+ * Keep the sizes worked out in shared memory for every backend (see
+ * bloom_filter.c); called from _PG_init while preloading.
+ */
+void		ApBloomShmemRequest(void);
 /*
  * Up to this size a filter stays in the disk's CPU cache and a probe costs
  * the same whatever its size (bloom_planner.c charges misses beyond it).
