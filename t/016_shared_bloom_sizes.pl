@@ -16,10 +16,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use ActivePg::Disks;
 
-if (system('valgrind --version >/dev/null 2>&1') != 0)
-{
-	plan skip_all => 'valgrind is not installed (scripts/deps.sh installs it)';
-}
+skip_without_valgrind();
 
 my $node = active_node('shared_bloom_sizes', "active_pg.ndisks = 2\n");
 $node->start;

@@ -7,7 +7,7 @@ use Exporter 'import';
 use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(active_node disk_pids wait_for_disks wait_for_restart);
+our @EXPORT = qw(active_node disk_pids wait_for_disks wait_for_restart skip_without_valgrind);
 
 # A new node that preloads active_pg, initialized but not started, with
 # $conf (postgresql.conf lines) appended.
@@ -67,6 +67,13 @@ sub wait_for_restart
 		usleep(100_000);
 	}
 	return 0;
+}
+
+# Skip the whole test where valgrind (the instruction counts' tool) is missing.
+sub skip_without_valgrind
+{
+	return if system('valgrind --version >/dev/null 2>&1') == 0;
+	Test::More::plan(skip_all => 'valgrind is not installed (scripts/deps.sh installs it)');
 }
 
 1;
