@@ -38,6 +38,12 @@ my $query = 'SELECT sum(f.v) FROM f JOIN d1 ON f.k1 = d1.id JOIN d2 ON f.k2 = d2
   . 'JOIN d3 ON f.k3 = d3.id WHERE d1.a < 3 AND d2.a = 3 AND d3.a < 5';
 like($node->safe_psql('postgres', "EXPLAIN (COSTS OFF) $query"),
 	qr/Bloom Filter/, 'the join is planned with Bloom filters');
+# The executor sizes each built filter through the same table: a later
+# session's filters come from it, and the join's result stays stock's.
+my $stock = $node->safe_psql('postgres', "SET active_pg.enable = off; $query");
+isnt($stock, '', 'the join returns a sum');
+is($node->safe_psql('postgres', $query), $stock, 'pushed down, the result is stock\'s');
+is($node->safe_psql('postgres', $query), $stock, '... and again in a later session');
 $node->stop;
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
