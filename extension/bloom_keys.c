@@ -28,7 +28,9 @@
 #include "access/stratnum.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/typcache.h"
@@ -623,6 +625,9 @@ ap_bloom_keys_unique(RelOptInfo *b, const ApBloomKey *keys, int nkeys)
 	return false;
 }
 
+static double ap_bloom_big_groups(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *keys,
+								  int nkeys);
+
 /*
  * How many times more rows a join on several key columns returns than
  * PostgreSQL's estimate of it.  PostgreSQL multiplies one equality
@@ -648,10 +653,8 @@ ap_bloom_multikey_factor(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 
 	for (int i = 0; i < nkeys; i++)
 	{
-		List	   *big_expr = list_make1(makeVar(b->relid, keys[i].attno, keys[i].type,
-												  -1, InvalidOid, 0));
 		List	   *small_expr = list_make1(keys[i].small_expr);
-		double		ndb = estimate_num_groups(root, big_expr, Max(b->rows, 1.0), NULL, NULL);
+		double		ndb = ap_bloom_big_groups(root, b, &keys[i], 1);
 		double		nds = Min(estimate_num_groups(root, small_expr, Max(small->rows, 1.0),
 												  NULL, NULL),
 							  small->rows);
@@ -681,7 +684,8 @@ static double ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo 
 typedef enum ApSelKind
 {
 	AP_SEL_FILTER,				/* ApBloomSelectivity's four answers */
-	AP_SEL_OVERLAP				/* ap_bloom_key_overlap's, in sel (no small side) */
+	AP_SEL_OVERLAP,				/* ap_bloom_key_overlap's, in sel (no small side) */
+	AP_SEL_BIG_GROUPS			/* ap_bloom_big_groups's, in sel (no small side) */
 } ApSelKind;
 
 typedef struct ApSelAnswer
@@ -689,7 +693,7 @@ typedef struct ApSelAnswer
 	ApSelKind	kind;
 	PlannerInfo *root;
 	Index		brelid;
-	Relids		small_relids;
+	Relids		small_relids;	/* NULL: no small side */
 	int			nkeys;
 	ApBloomKey	keys[AP_BLOOM_KEYS_MAX];
 	double		sel;
@@ -698,26 +702,86 @@ typedef struct ApSelAnswer
 	double		join_factor;
 } ApSelAnswer;
 
-static ApMemo ap_sel_answers;
+/*
+ * A planning's answers, by a hash of what names them (ap_sel_hash): a
+ * query of many joins asks thousands of times among hundreds of answers.
+ * The table lives in the planner's memory; ap_sel_tables finds the one of
+ * the current context.
+ */
+typedef struct ApSelBucket
+{
+	uint32		hash;			/* the hash table's key */
+	List	   *answers;		/* of ApSelAnswer *, the same hash */
+} ApSelBucket;
+
+typedef struct ApSelTable
+{
+	HTAB	   *buckets;
+	int			nanswers;
+} ApSelTable;
+
+static ApMemo ap_sel_tables;
 
 /* beyond this many kept answers (planner memory that lives long) none is added */
 #define AP_SEL_ANSWERS_MAX		4096
 
-static ApSelAnswer *
-ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
-			  const ApBloomKey *keys, int nkeys)
+static ApSelTable *
+ap_sel_table(void)
 {
 	ListCell   *lc;
+	ApSelTable *t;
+	HASHCTL		ctl;
 
-	foreach(lc, ap_sel_answers.entries)
+	foreach(lc, ap_sel_tables.entries)
 	{
 		ApMemoEntry *e = lfirst(lc);
-		ApSelAnswer *a = e->value;
+
+		if (e->cxt == CurrentMemoryContext)
+			return e->value;
+	}
+	t = palloc(sizeof(ApSelTable));
+	ctl.keysize = sizeof(uint32);
+	ctl.entrysize = sizeof(ApSelBucket);
+	ctl.hcxt = CurrentMemoryContext;
+	t->buckets = hash_create("active_pg Bloom filter estimates", 256, &ctl,
+							 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	t->nanswers = 0;
+	ApMemoKeep(&ap_sel_tables, t);
+	return t;
+}
+
+/* The hash of an answer's name: all but the small side's expressions. */
+static uint32
+ap_sel_hash(ApSelKind kind, PlannerInfo *root, Index brelid, Relids small_relids,
+			const ApBloomKey *keys, int nkeys)
+{
+	uint32		h = murmurhash32((uint32) kind ^ (uint32) (uintptr_t) root);
+
+	h = murmurhash32(h ^ (uint32) brelid ^ ((uint32) nkeys << 16));
+	h ^= bms_hash_value(small_relids);
+	for (int i = 0; i < nkeys; i++)
+		h = murmurhash32(h ^ (uint32) keys[i].attno ^ ((uint32) keys[i].type << 8));
+	return h;
+}
+
+static ApSelAnswer *
+ap_sel_lookup(ApSelKind kind, PlannerInfo *root, Index brelid, RelOptInfo *small,
+			  const ApBloomKey *keys, int nkeys)
+{
+	Relids		small_relids = small != NULL ? small->relids : NULL;
+	uint32		h = ap_sel_hash(kind, root, brelid, small_relids, keys, nkeys);
+	ApSelBucket *bucket = hash_search(ap_sel_table()->buckets, &h, HASH_FIND, NULL);
+	ListCell   *lc;
+
+	if (bucket == NULL)
+		return NULL;
+	foreach(lc, bucket->answers)
+	{
+		ApSelAnswer *a = lfirst(lc);
 		bool		same;
 
-		if (e->cxt != CurrentMemoryContext || a->kind != kind || a->root != root ||
-			a->brelid != b->relid || a->nkeys != nkeys ||
-			(small != NULL && !bms_equal(a->small_relids, small->relids)))
+		if (a->kind != kind || a->root != root || a->brelid != brelid || a->nkeys != nkeys ||
+			!bms_equal(a->small_relids, small_relids))
 			continue;
 		same = true;
 		for (int i = 0; i < nkeys && same; i++)
@@ -731,18 +795,22 @@ ap_sel_lookup(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *smal
 
 /* Keep an answer, in the planner's memory, for the rest of the planning. */
 static void
-ap_sel_remember(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
+ap_sel_remember(ApSelKind kind, PlannerInfo *root, Index brelid, RelOptInfo *small,
 				const ApBloomKey *keys, int nkeys,
 				double sel, double nd_small, double bytes, double join_factor)
 {
+	ApSelTable *t = ap_sel_table();
 	ApSelAnswer *a;
+	ApSelBucket *bucket;
+	uint32		h;
+	bool		found;
 
-	if (nkeys > AP_BLOOM_KEYS_MAX || list_length(ap_sel_answers.entries) >= AP_SEL_ANSWERS_MAX)
+	if (nkeys > AP_BLOOM_KEYS_MAX || t->nanswers >= AP_SEL_ANSWERS_MAX)
 		return;
 	a = palloc(sizeof(ApSelAnswer));
 	a->kind = kind;
 	a->root = root;
-	a->brelid = b->relid;
+	a->brelid = brelid;
 	a->small_relids = small != NULL ? small->relids : NULL;
 	a->nkeys = nkeys;
 	memcpy(a->keys, keys, sizeof(ApBloomKey) * nkeys);
@@ -750,21 +818,50 @@ ap_sel_remember(ApSelKind kind, PlannerInfo *root, RelOptInfo *b, RelOptInfo *sm
 	a->nd_small = nd_small;
 	a->bytes = bytes;
 	a->join_factor = join_factor;
-	ApMemoKeep(&ap_sel_answers, a);
+	h = ap_sel_hash(kind, root, brelid, a->small_relids, keys, nkeys);
+	bucket = hash_search(t->buckets, &h, HASH_ENTER, &found);
+	if (!found)
+		bucket->answers = NIL;
+	bucket->answers = lappend(bucket->answers, a);
+	t->nanswers++;
 }
 
 /* ap_bloom_key_overlap_estimate, once per planning for a column and a key */
 static double
 ap_bloom_key_overlap(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *key)
 {
-	ApSelAnswer *a = ap_sel_lookup(AP_SEL_OVERLAP, root, b, NULL, key, 1);
+	ApSelAnswer *a = ap_sel_lookup(AP_SEL_OVERLAP, root, b->relid, NULL, key, 1);
 	double		overlap;
 
 	if (a != NULL)
 		return a->sel;
 	overlap = ap_bloom_key_overlap_estimate(root, b, key);
-	ap_sel_remember(AP_SEL_OVERLAP, root, b, NULL, key, 1, overlap, 0, 0, 0);
+	ap_sel_remember(AP_SEL_OVERLAP, root, b->relid, NULL, key, 1, overlap, 0, 0, 0);
 	return overlap;
+}
+
+/*
+ * PostgreSQL's count of the distinct values of keys' columns of B, taken
+ * together (estimate_num_groups), once per planning for a set of columns:
+ * every small side a filter on them is offered with counts them again, and
+ * a key of several columns counts each of them too
+ * (ap_bloom_multikey_factor).
+ */
+static double
+ap_bloom_big_groups(PlannerInfo *root, RelOptInfo *b, const ApBloomKey *keys, int nkeys)
+{
+	ApSelAnswer *a = ap_sel_lookup(AP_SEL_BIG_GROUPS, root, b->relid, NULL, keys, nkeys);
+	List	   *big_exprs = NIL;
+	double		groups;
+
+	if (a != NULL)
+		return a->sel;
+	for (int i = 0; i < nkeys; i++)
+		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno, keys[i].type,
+											   -1, InvalidOid, 0));
+	groups = estimate_num_groups(root, big_exprs, Max(b->rows, 1.0), NULL, NULL);
+	ap_sel_remember(AP_SEL_BIG_GROUPS, root, b->relid, NULL, keys, nkeys, groups, 0, 0, 0);
+	return groups;
 }
 
 /* ap_bloom_selectivity, once per planning for a filter (see above) */
@@ -773,7 +870,7 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 				   ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
 				   double *join_factor)
 {
-	ApSelAnswer *a = ap_sel_lookup(AP_SEL_FILTER, root, b, small, keys, nkeys);
+	ApSelAnswer *a = ap_sel_lookup(AP_SEL_FILTER, root, b->relid, small, keys, nkeys);
 	double		sel;
 
 	if (a != NULL)
@@ -784,7 +881,7 @@ ApBloomSelectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 		return a->sel;
 	}
 	sel = ap_bloom_selectivity(root, b, small, keys, nkeys, nd_small, bytes, join_factor);
-	ap_sel_remember(AP_SEL_FILTER, root, b, small, keys, nkeys, sel, *nd_small, *bytes,
+	ap_sel_remember(AP_SEL_FILTER, root, b->relid, small, keys, nkeys, sel, *nd_small, *bytes,
 					*join_factor);
 	return sel;
 }
@@ -807,7 +904,6 @@ ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 					 ApBloomKey *keys, int nkeys, double *nd_small, double *bytes,
 					 double *join_factor)
 {
-	List	   *big_exprs = NIL;
 	List	   *small_exprs = NIL;
 	double		nd_big;
 	double		frac;
@@ -815,14 +911,10 @@ ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 
 	*join_factor = 1.0;
 	for (int i = 0; i < nkeys; i++)
-	{
-		big_exprs = lappend(big_exprs, makeVar(b->relid, keys[i].attno, keys[i].type,
-											   -1, InvalidOid, 0));
 		small_exprs = lappend(small_exprs, keys[i].small_expr);
-	}
 	*nd_small = Min(estimate_num_groups(root, small_exprs, small->rows, NULL, NULL),
 					small->rows);
-	nd_big = estimate_num_groups(root, big_exprs, Max(b->rows, 1.0), NULL, NULL);
+	nd_big = ap_bloom_big_groups(root, b, keys, nkeys);
 	if (nkeys > 1 && ap_bloom_keys_unique(b, keys, nkeys))
 		nd_big = Max(b->rows, 1.0);
 
@@ -836,7 +928,11 @@ ap_bloom_selectivity(PlannerInfo *root, RelOptInfo *b, RelOptInfo *small,
 		examine_variable(root, (Node *) keys[0].small_expr, 0, &vardata);
 		nd_domain = get_variable_numdistinct(&vardata, &isdefault);
 		ReleaseVariableStats(vardata);
-		if (!isdefault)
+		/*
+		 * A domain no larger than B's column's count leaves nd_big and the
+		 * join's factor as they are whatever the overlap: not estimated.
+		 */
+		if (!isdefault && (nd_domain > nd_big || nd_big < 1.0))
 		{
 			double		overlap = ap_bloom_key_overlap(root, b, &keys[0]);
 

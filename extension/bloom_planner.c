@@ -122,6 +122,7 @@
 #include "bloomjoin.h"
 #include "transport.h"
 #include "model.h"
+#include "plan_memo.h"
 #include "shippable.h"
 
 /* active_pg.force_bloom scales the cost of filtered joins by this. */
@@ -1044,6 +1045,57 @@ ap_bloom_refused_node(Path *path)
 }
 
 /*
+ * Which base relations of a planning have a volatile function among their
+ * restrictions, and which among their join clauses: ap_bloom_small_ok asks
+ * for every base relation of every small side it is offered, 4,000 walks of
+ * the clauses in TPC-DS's query 85, whose clauses do not change during the
+ * join search.  Kept in the planner's memory (plan_memo.h).
+ */
+typedef struct ApVolatileRels
+{
+	PlannerInfo *root;
+	Bitmapset  *checked;
+	Bitmapset  *in_restrictions;
+	Bitmapset  *in_join_clauses;
+} ApVolatileRels;
+
+static ApMemo ap_volatile_rels;
+
+static ApVolatileRels *
+ap_bloom_volatile_rels(PlannerInfo *root, int relid)
+{
+	ListCell   *lc;
+	ApVolatileRels *v = NULL;
+	RelOptInfo *rel;
+
+	foreach(lc, ap_volatile_rels.entries)
+	{
+		ApMemoEntry *e = lfirst(lc);
+
+		if (e->cxt == CurrentMemoryContext && ((ApVolatileRels *) e->value)->root == root)
+		{
+			v = e->value;
+			break;
+		}
+	}
+	if (v == NULL)
+	{
+		v = palloc0(sizeof(ApVolatileRels));
+		v->root = root;
+		ApMemoKeep(&ap_volatile_rels, v);
+	}
+	if (bms_is_member(relid, v->checked))
+		return v;
+	rel = find_base_rel(root, relid);
+	if (contain_volatile_functions((Node *) rel->baserestrictinfo))
+		v->in_restrictions = bms_add_member(v->in_restrictions, relid);
+	if (contain_volatile_functions((Node *) rel->joininfo))
+		v->in_join_clauses = bms_add_member(v->in_join_clauses, relid);
+	v->checked = bms_add_member(v->checked, relid);
+	return v;
+}
+
+/*
  * Can small's cheapest path run a second time, as a filter's child, and
  * produce exactly the rows its join sees?  A table, or a join of tables (a
  * join result as the small side: orders JOIN customer for Q3's lineitem),
@@ -1070,16 +1122,15 @@ ap_bloom_small_ok(PlannerInfo *root, RelOptInfo *small)
 		return false;
 	while ((relid = bms_next_member(base_relids, relid)) >= 0)
 	{
-		RelOptInfo *rel;
+		ApVolatileRels *v;
 
 		if (planner_rt_fetch(relid, root)->rtekind != RTE_RELATION)
 			return false;
-		rel = find_base_rel(root, relid);
-		if (contain_volatile_functions((Node *) rel->baserestrictinfo))
+		v = ap_bloom_volatile_rels(root, relid);
+		if (bms_is_member(relid, v->in_restrictions))
 			return false;
 		/* join clauses among the small side's tables decide its rows too */
-		if (small->reloptkind == RELOPT_JOINREL &&
-			contain_volatile_functions((Node *) rel->joininfo))
+		if (small->reloptkind == RELOPT_JOINREL && bms_is_member(relid, v->in_join_clauses))
 			return false;
 	}
 	if (small->reloptkind == RELOPT_JOINREL && ap_bloom_path_any(small->cheapest_total_path, ap_bloom_refused_node))

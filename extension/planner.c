@@ -707,6 +707,51 @@ ap_probe_descends(Path *path)
 }
 
 /*
+ * ap_probe_seconds of a base relation's parameterized path, once per
+ * planning: the Bloom chains ask ApIndexProbePath again for every small
+ * side and chain level, each time over the same paths, and the index's
+ * cost estimator it runs was a sixth of what the extension added to
+ * planning TPC-DS's query 85 at SF 1 (184 estimates of a dozen paths).
+ * Kept for a path in a base relation's pathlist during the join search,
+ * which changes none of them, in the planner's memory (plan_memo.h).
+ */
+typedef struct ApProbeAnswer
+{
+	PlannerInfo *root;
+	Index		relid;
+	Path	   *path;
+	double		seconds;
+} ApProbeAnswer;
+
+static ApMemo ap_probe_answers;
+
+static double
+ap_probe_seconds_kept(PlannerInfo *root, RelOptInfo *rel, Path *path, double miss_share,
+					  double qual_ops)
+{
+	ListCell   *lc;
+	ApProbeAnswer *a;
+	double		heap_pages;
+
+	foreach(lc, ap_probe_answers.entries)
+	{
+		ApMemoEntry *e = lfirst(lc);
+
+		a = e->value;
+		if (e->cxt == CurrentMemoryContext && a->path == path && a->root == root &&
+			a->relid == rel->relid)
+			return a->seconds;
+	}
+	a = palloc(sizeof(ApProbeAnswer));
+	a->root = root;
+	a->relid = rel->relid;
+	a->path = path;
+	a->seconds = ap_probe_seconds(root, rel, path, miss_share, qual_ops, &heap_pages);
+	ApMemoKeep(&ap_probe_answers, a);
+	return a->seconds;
+}
+
+/*
  * rel's parameterized index or bitmap heap scan whose parameters the
  * relations outer supply and that descends its index (ap_probe_descends)
  * that is the cheapest at measured speed
@@ -733,13 +778,12 @@ ApIndexProbePath(PlannerInfo *root, RelOptInfo *rel, Relids outer, Cost *probe_c
 	foreach(lc, rel->pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
-		double		heap_pages;
 		double		seconds;
 
 		if (path->param_info == NULL || !bms_is_subset(PATH_REQ_OUTER(path), outer) ||
 			!ap_probe_descends(path))
 			continue;
-		seconds = ap_probe_seconds(root, rel, path, miss_share, qual_ops, &heap_pages);
+		seconds = ap_probe_seconds_kept(root, rel, path, miss_share, qual_ops);
 		if (seconds >= 0 && (best_path == NULL || seconds < best))
 		{
 			best = seconds;
