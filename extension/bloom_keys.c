@@ -25,6 +25,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
@@ -32,6 +33,7 @@
 #include "utils/datum.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/selfuncs.h"
 #include "utils/typcache.h"
 
@@ -237,6 +239,28 @@ ApBloomHashClauses(RelOptInfo *joinrel, JoinType jointype, List *restrictlist,
 	return hashclauses;
 }
 
+/*
+ * A column's name, as get_attname gives it, from the relation's cache entry,
+ * which the planning has built and whose relation it holds locked:
+ * get_attname's catalog cache is cold in a new session, and its misses,
+ * index scans of pg_attribute, were a tenth of what the extension added to
+ * a new session's plan of TPC-DS 90 at SF 0.1.
+ */
+static char *
+ap_bloom_attname(Oid relid, AttrNumber attno)
+{
+	Relation	rel = relation_open(relid, NoLock);
+	char	   *name;
+
+	if (attno < 1 || attno > RelationGetNumberOfAttributes(rel) ||
+		TupleDescAttr(RelationGetDescr(rel), attno - 1)->attisdropped)
+		name = get_attname(relid, attno, false);	/* its own error */
+	else
+		name = pstrdup(NameStr(TupleDescAttr(RelationGetDescr(rel), attno - 1)->attname));
+	relation_close(rel, NoLock);
+	return name;
+}
+
 /* "rel.col" for a small side expression, or a deparsed-ish fallback. */
 static char *
 ap_bloom_small_name(PlannerInfo *root, Expr *expr)
@@ -249,7 +273,7 @@ ap_bloom_small_name(PlannerInfo *root, Expr *expr)
 	rte = planner_rt_fetch(var->varno, root);
 	if (rte->rtekind == RTE_RELATION)
 		return psprintf("%s.%s", rte->eref->aliasname,
-						get_attname(rte->relid, var->varattno, false));
+						ap_bloom_attname(rte->relid, var->varattno));
 	return psprintf("%s.%s", rte->eref->aliasname,
 					strVal(list_nth(rte->eref->colnames, var->varattno - 1)));
 }
@@ -280,7 +304,7 @@ ApBloomLabel(PlannerInfo *root, RelOptInfo *big, RelOptInfo *small, List *entry)
 		bool		first = foreach_current_index(la) == 0;
 
 		appendStringInfo(&big_str, "%s%s", first ? "" : ", ",
-						 get_attname(rte->relid, lfirst_int(la), false));
+						 ap_bloom_attname(rte->relid, lfirst_int(la)));
 		appendStringInfo(&small_str, "%s%s", first ? "" : ", ",
 						 ap_bloom_small_name(root, lfirst(le)));
 	}
