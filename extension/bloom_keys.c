@@ -752,17 +752,11 @@ static ApMemo ap_sel_tables;
 static ApSelTable *
 ap_sel_table(void)
 {
-	ListCell   *lc;
-	ApSelTable *t;
+	ApSelTable *t = ApMemoFind(&ap_sel_tables, NULL, NULL);
 	HASHCTL		ctl;
 
-	foreach(lc, ap_sel_tables.entries)
-	{
-		ApMemoEntry *e = lfirst(lc);
-
-		if (e->cxt == CurrentMemoryContext)
-			return e->value;
-	}
+	if (t != NULL)
+		return t;
 	t = palloc(sizeof(ApSelTable));
 	ctl.keysize = sizeof(uint32);
 	ctl.entrysize = sizeof(ApSelBucket);

@@ -1061,23 +1061,19 @@ typedef struct ApVolatileRels
 
 static ApMemo ap_volatile_rels;
 
+/* Is value the planning root's? */
+static bool
+ap_volatile_rels_of(const void *value, const void *root)
+{
+	return ((const ApVolatileRels *) value)->root == root;
+}
+
 static ApVolatileRels *
 ap_bloom_volatile_rels(PlannerInfo *root, int relid)
 {
-	ListCell   *lc;
-	ApVolatileRels *v = NULL;
+	ApVolatileRels *v = ApMemoFind(&ap_volatile_rels, ap_volatile_rels_of, root);
 	RelOptInfo *rel;
 
-	foreach(lc, ap_volatile_rels.entries)
-	{
-		ApMemoEntry *e = lfirst(lc);
-
-		if (e->cxt == CurrentMemoryContext && ((ApVolatileRels *) e->value)->root == root)
-		{
-			v = e->value;
-			break;
-		}
-	}
 	if (v == NULL)
 	{
 		v = palloc0(sizeof(ApVolatileRels));

@@ -2,8 +2,10 @@
  * plan_memo.c
  *	  Values kept while the planner memory they live in lives (plan_memo.h).
  *
- * Used by planner.c (the ActiveScans kept for Bloom paths) and bloom_keys.c
- * (a filter's estimates).  One reset callback per memo and context.
+ * Used by planner.c (the ActiveScans kept for Bloom paths, index probes'
+ * prices), bloom_keys.c (a filter's estimates) and bloom_planner.c (which
+ * relations hold volatile clauses).  One reset callback per memo and
+ * context.
  */
 #include "postgres.h"
 
@@ -71,4 +73,20 @@ ApMemoKeep(ApMemo *memo, void *value)
 	e->value = value;
 	memo->entries = lappend(memo->entries, e);
 	MemoryContextSwitchTo(old);
+}
+
+void *
+ApMemoFind(const ApMemo *memo, bool (*match) (const void *value, const void *arg),
+		   const void *arg)
+{
+	ListCell   *lc;
+
+	foreach(lc, memo->entries)
+	{
+		ApMemoEntry *e = lfirst(lc);
+
+		if (e->cxt == CurrentMemoryContext && (match == NULL || match(e->value, arg)))
+			return e->value;
+	}
+	return NULL;
 }

@@ -29,4 +29,11 @@ typedef struct ApMemoEntry
 /* Keep value, which lives in CurrentMemoryContext, until that is reset. */
 void		ApMemoKeep(ApMemo *memo, void *value);
 
+/*
+ * The first value kept in CurrentMemoryContext that match (NULL: any)
+ * accepts with arg, or NULL.
+ */
+void	   *ApMemoFind(const ApMemo *memo, bool (*match) (const void *value, const void *arg),
+					   const void *arg);
+
 #endif							/* AP_PLAN_MEMO_H */

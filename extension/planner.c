@@ -725,27 +725,28 @@ typedef struct ApProbeAnswer
 
 static ApMemo ap_probe_answers;
 
+/* Is value the answer for arg's root, relation and path? */
+static bool
+ap_probe_answer_is(const void *value, const void *arg)
+{
+	const ApProbeAnswer *a = value;
+	const ApProbeAnswer *want = arg;
+
+	return a->path == want->path && a->root == want->root && a->relid == want->relid;
+}
+
 static double
 ap_probe_seconds_kept(PlannerInfo *root, RelOptInfo *rel, Path *path, double miss_share,
 					  double qual_ops)
 {
-	ListCell   *lc;
-	ApProbeAnswer *a;
+	ApProbeAnswer want = {root, rel->relid, path, 0};
+	ApProbeAnswer *a = ApMemoFind(&ap_probe_answers, ap_probe_answer_is, &want);
 	double		heap_pages;
 
-	foreach(lc, ap_probe_answers.entries)
-	{
-		ApMemoEntry *e = lfirst(lc);
-
-		a = e->value;
-		if (e->cxt == CurrentMemoryContext && a->path == path && a->root == root &&
-			a->relid == rel->relid)
-			return a->seconds;
-	}
+	if (a != NULL)
+		return a->seconds;
 	a = palloc(sizeof(ApProbeAnswer));
-	a->root = root;
-	a->relid = rel->relid;
-	a->path = path;
+	*a = want;
 	a->seconds = ap_probe_seconds(root, rel, path, miss_share, qual_ops, &heap_pages);
 	ApMemoKeep(&ap_probe_answers, a);
 	return a->seconds;
