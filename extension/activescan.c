@@ -322,6 +322,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 		b->data = copy;
 	}
 	s->batches = lappend(s->batches, b);
+	s->ds.backlog = list_length(s->batches);	/* no claim inside a frame's handling */
 	s->queued_bytes += b->len;
 	s->host.batches++;
 	s->host.bytes_received += b->len;
@@ -862,6 +863,7 @@ ap_next_forward(ScanState *ss)
 			s->batches = list_delete_first(s->batches);
 			s->cur_off = 0;
 			s->cur_row = 0;
+			ApDiskScanBacklog(&s->ds, list_length(s->batches));
 			ap_poll_some(s);
 			continue;
 		}
@@ -985,7 +987,6 @@ typedef struct ApPageState
 	MemoryContextCallback cb;	/* frees the cache (malloc'd by visibility.c) */
 	uint8	   *seen;			/* bitmap of blocks received */
 	uint64		nseen;
-	int			ndisks;
 	uint32		stripe_pages;
 } ApPageState;
 
@@ -1046,8 +1047,6 @@ ap_pages_begin(ApScanState *s)
 	ps->cb.arg = ps;
 	MemoryContextRegisterResetCallback(s->scan_cxt, &ps->cb);
 	ps->seen = palloc0((s->ds.nblocks + 7) / 8 + 1);
-	/* the requests' geometry: disks, or a parallel participant's work items */
-	ps->ndisks = s->ds.nvdisks;
 	ps->stripe_pages = s->ds.stripe_pages;
 	s->pages = ps;
 
@@ -1075,7 +1074,7 @@ ap_pages_mark(ApScanState *s, ApDiskConn *conn, uint32 blk)
 	if (blk >= s->ds.nblocks)
 		ApProtocolError(conn, psprintf("Page %u is outside the relation's %u blocks.",
 									   blk, s->ds.nblocks));
-	if (ap_stripe_disk_of_block(blk, ps->stripe_pages, ps->ndisks) != conn->vdisk)
+	if (ap_stripe_disk_of_block(blk, ps->stripe_pages, conn->nvdisks) != conn->vdisk)
 		ApProtocolError(conn, psprintf("Page %u belongs to another disk's stripe.", blk));
 	if (ps->seen[blk / 8] & (1 << (blk % 8)))
 		ApProtocolError(conn, psprintf("Page %u arrived twice.", blk));
@@ -1139,7 +1138,7 @@ ap_pages_take_over(ApScanState *s, ApDiskConn *conn)
 	if (ps == NULL)
 		return 0;
 	nunits = ((uint64) s->ds.nblocks + ps->stripe_pages - 1) / ps->stripe_pages;
-	for (uint64 u = conn->vdisk; u < nunits; u += ps->ndisks)
+	for (uint64 u = conn->vdisk; u < nunits; u += conn->nvdisks)
 	{
 		BlockNumber first = (BlockNumber) (u * ps->stripe_pages);
 		BlockNumber last = (BlockNumber) Min((uint64) s->ds.nblocks, (u + 1) * ps->stripe_pages);

@@ -287,8 +287,8 @@ ap_apply_progress(ApDiskScan *ds, ApDiskConn *conn, const ActivePg__Progress *p)
 
 		/* one of its stripe units, or a run of them when it has them all */
 		if (end > ds->nblocks ||
-			(end > first && ((first / ds->stripe_pages) % ds->nvdisks != conn->vdisk ||
-							 (ds->nvdisks > 1 &&
+			(end > first && ((first / ds->stripe_pages) % conn->nvdisks != conn->vdisk ||
+							 (conn->nvdisks > 1 &&
 							  (end - 1) / ds->stripe_pages != first / ds->stripe_pages))))
 			ApProtocolError(conn, psprintf("A progress report names blocks [%llu, %llu), not its own of the relation's %u.",
 										   (unsigned long long) first,
@@ -464,7 +464,7 @@ ap_unexpected_frame(ApDiskConn *conn, const ActivePg__Frame *f)
 	ApProtocolError(conn, psprintf("Unexpected message %d during a scan.", (int) f->msg_case));
 }
 
-static void ap_item_on_host(ApDiskScan *ds, uint32 item);
+static void ap_item_on_host(ApDiskScan *ds, uint32 item, uint32 nitems);
 
 /* How often a waiting host looks for disks that stopped (ap_check_progress). */
 #define AP_PROGRESS_CHECK_MS		1000
@@ -502,7 +502,7 @@ ap_take_over_rest(ApDiskScan *ds, ApDiskConn *conn)
 	conn->held = NIL;
 	ap_prune_open(ds, conn, true);
 
-	for (uint64 u = conn->vdisk; u < nunits; u += ds->nvdisks)
+	for (uint64 u = conn->vdisk; u < nunits; u += conn->nvdisks)
 	{
 		BlockNumber first = (BlockNumber) (u * ds->stripe_pages);
 		BlockNumber last = (BlockNumber) Min((uint64) ds->nblocks, (u + 1) * ds->stripe_pages);
@@ -584,8 +584,7 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 	}
 	else
 	{
-		blocks = ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
-								conn->vdisk);
+		blocks = ApStripeBlocks(ds->nblocks, ds->stripe_pages, conn->nvdisks, conn->vdisk);
 		/* never reached: 08001, as postgres_fdw reports a failed connect */
 		ereport(LOG,
 				(errcode(strncmp(why, "could not connect", 17) == 0 ?
@@ -602,7 +601,7 @@ ap_disk_failed(ApDiskScan *ds, ApDiskConn *conn, const char *why)
 			ds->host->items_on_host++;
 		}
 		else
-			ap_item_on_host(ds, conn->vdisk);
+			ap_item_on_host(ds, conn->vdisk, conn->nvdisks);
 	}
 	ds->host->disks_taken_over++;
 	ds->host->blocks_taken_over += blocks;
@@ -973,7 +972,6 @@ ApDiskScanConnect(ApDiskScan *ds)
 	for (int i = 0; i < ds->conns->nconns; i++)
 		ap_count_connection(ds, &ds->conns->conns[i]);
 	ds->stripe_pages = (uint32) active_pg_stripe_pages;
-	ds->nvdisks = ds->conns->nconns;
 	ds->nstreams = ds->conns->nconns;
 	return true;
 }
@@ -1041,7 +1039,6 @@ ap_build_request(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 	req->rel = loc;
 	req->mode = mode;
 	req->nblocks = ds->nblocks;
-	req->ndisks = ds->nvdisks;
 	req->stripe_pages = ds->stripe_pages;
 	req->columns = ApEncodeColumns(RelationGetDescr(rel), &ncols);
 	req->n_columns = ncols;
@@ -1070,11 +1067,11 @@ ap_send_request(ApDiskScan *ds, ApDiskConn *conn)
 	char	   *err = NULL;
 
 	ds->req->disk_id = conn->vdisk;
-	ds->req->ndisks = ds->nvdisks;
+	ds->req->ndisks = conn->nvdisks;
 	f.msg_case = ACTIVE_PG__FRAME__MSG_SCAN;
 	f.scan = ds->req;
 	ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
-										   (uint32) ds->nvdisks, conn->vdisk);
+										   conn->nvdisks, conn->vdisk);
 	/* a disk that could not be reached or refused: the host reads its units */
 	if (conn->failed)
 	{
@@ -1119,8 +1116,7 @@ ApDiskScanSend(ApDiskScan *ds, ActivePg__Program *prog, uint32 mode)
 		ApDiskConn *conn = &ds->conns->conns[i];
 
 		if (ds->par == NULL && !conn->failed &&
-			ApStripeBlocks(ds->nblocks, ds->stripe_pages, (uint32) ds->nvdisks,
-						   conn->vdisk) == 0)
+			ApStripeBlocks(ds->nblocks, ds->stripe_pages, conn->nvdisks, conn->vdisk) == 0)
 		{
 			ap_conversation_over(ds, conn);
 			continue;
@@ -1140,6 +1136,8 @@ ApStripeBlocks(BlockNumber nblocks, uint32 stripe_pages, uint32 ndisks, uint32 d
 
 /* Work items per disk of a parallel scan: enough to balance participants. */
 #define AP_PARALLEL_ITEMS_PER_DISK	4
+/* Fine pieces each of the last round of items (one item per disk) is cut into. */
+#define AP_PARALLEL_TAIL_PIECES		4
 
 /* Flush, fix nblocks and lay out the work items (see disk_conversation.h). */
 void
@@ -1149,6 +1147,7 @@ ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
 	uint32		stripe = (uint32) active_pg_stripe_pages;
 	uint64		nunits;
 	uint32		per_disk;
+	uint32		fine;
 
 	/* everything committed before the leader's snapshot must be in the files */
 	ps->nblocks = RelationGetNumberOfBlocks(rel);
@@ -1157,19 +1156,55 @@ ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
 
 	/*
 	 * Items are virtual disks: a request may name at most AP_NDISKS_MAX
-	 * disks, and an item costs a connection, so a small relation gets one
-	 * item per disk.
+	 * disks, and an item costs a request, so a small relation gets one item
+	 * per disk.
 	 */
 	per_disk = Min(AP_PARALLEL_ITEMS_PER_DISK, AP_NDISKS_MAX / ndisks);
 	per_disk = Min(per_disk, (uint32) Max(nunits / ndisks, 1));
 	per_disk = Max(per_disk, 1);
 	ps->ndisks = ndisks;
 	ps->nitems = ndisks * per_disk;
+
+	/*
+	 * The last round of items, one per disk, is claimed in pieces of at least
+	 * a stripe unit each: participants end within a piece of each other where
+	 * the plan above the scan is slow (the rows of a whole item can take it
+	 * longer than the disks take for the rest), and the disks' bulk stays in
+	 * whole items, which cost fewer requests.  Only where every disk has more
+	 * than one item: with one each there is no bulk to spare the requests of.
+	 */
+	fine = Min(AP_PARALLEL_TAIL_PIECES, AP_NDISKS_MAX / ps->nitems);
+	fine = Min(fine, (uint32) Max(nunits / ps->nitems, 1));
+	ps->tail = (per_disk > 1 && fine > 1) ? ndisks : 0;
+	ps->fine = ps->tail > 0 ? fine : 1;
+	ps->nclaims = ps->nitems - ps->tail + ps->tail * ps->fine;
 	ps->stripe_pages = stripe;
 	/* together the participants keep every disk busy */
 	nparticipants = Max(nparticipants, 1);
 	ps->inflight = (ndisks + nparticipants - 1) / nparticipants;
 	pg_atomic_init_u32(&ps->next_item, 0);
+}
+
+/*
+ * The request geometry of claim number claim: whole items first, then the
+ * fine pieces of the tail items, a piece of each in turn (consecutive claims
+ * go to different disks).
+ */
+static void
+ap_claim_geometry(const ApParallelScan *ps, uint32 claim, uint32 *vdisk, uint32 *nvdisks)
+{
+	uint32		whole = ps->nitems - ps->tail;
+	uint32		piece;
+
+	if (claim < whole)
+	{
+		*vdisk = claim;
+		*nvdisks = ps->nitems;
+		return;
+	}
+	piece = claim - whole;
+	*vdisk = whole + piece % ps->tail + ps->nitems * (piece / ps->tail);
+	*nvdisks = ps->nitems * ps->fine;
 }
 
 /* A participant's connect: shared geometry, no connection yet. */
@@ -1179,7 +1214,6 @@ ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
 	ds->par = ps;
 	ds->nblocks = ps->nblocks;
 	ds->stripe_pages = ps->stripe_pages;
-	ds->nvdisks = (int) ps->nitems;
 	ds->nstreams = (int) ps->inflight;
 	if (ds->nblocks == 0)
 	{
@@ -1188,7 +1222,7 @@ ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
 		return false;
 	}
 	ds->covered = MemoryContextAllocZero(ds->cxt, ds->nblocks / 8 + 1);
-	ds->conns = ApConnSetCreate(ds->cxt, (int) ps->nitems);
+	ds->conns = ApConnSetCreate(ds->cxt, (int) ps->nclaims);
 	if (ApConnSetDisks(ds->conns) != (int) ps->ndisks)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1198,13 +1232,13 @@ ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
 	return true;
 }
 
-/* Queue every block of item's stripe units as a fallback block: the host reads it. */
+/* Queue every block of the stripe units of item of nitems as fallback blocks: the host reads them. */
 static void
-ap_item_on_host(ApDiskScan *ds, uint32 item)
+ap_item_on_host(ApDiskScan *ds, uint32 item, uint32 nitems)
 {
 	uint64		nunits = ((uint64) ds->nblocks + ds->stripe_pages - 1) / ds->stripe_pages;
 
-	for (uint64 u = item; u < nunits; u += ds->nvdisks)
+	for (uint64 u = item; u < nunits; u += nitems)
 	{
 		BlockNumber first = (BlockNumber) (u * ds->stripe_pages);
 		BlockNumber last = (BlockNumber) Min((uint64) ds->nblocks, (u + 1) * ds->stripe_pages);
@@ -1225,26 +1259,29 @@ ap_claim_items(ApDiskScan *ds)
 {
 	ApParallelScan *ps = ds->par;
 
-	while (!ds->claims_done && ds->nactive < (int) ps->inflight)
+	while (!ds->claims_done && ds->nactive < (int) ps->inflight && ds->backlog <= 1)
 	{
-		uint32		item = pg_atomic_fetch_add_u32(&ps->next_item, 1);
+		uint32		claim = pg_atomic_fetch_add_u32(&ps->next_item, 1);
+		uint32		item;
+		uint32		nitems;
 		ApDiskConn *conn;
 
-		if (item >= ps->nitems)
+		if (claim >= ps->nclaims)
 		{
 			ds->claims_done = true;
 			break;
 		}
 		ds->host->work_items++;
-		if (ApStripeBlocks(ds->nblocks, ds->stripe_pages, ps->nitems, item) == 0)
+		ap_claim_geometry(ps, claim, &item, &nitems);
+		if (ApStripeBlocks(ds->nblocks, ds->stripe_pages, nitems, item) == 0)
 			continue;
-		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item);
+		conn = ApConnectNext(ds->conns, (int) (item % ps->ndisks), item, nitems);
 		ap_count_connection(ds, conn);
 		if (conn->failed)
 		{
 			/* its units are this participant's: the host reads them */
 			ds->blocks_requested += ApStripeBlocks(ds->nblocks, ds->stripe_pages,
-												   (uint32) ds->nvdisks, item);
+												   nitems, item);
 			ds->nactive++;		/* ap_disk_failed gives it back */
 			ap_disk_failed(ds, conn, conn->failure);
 			continue;
@@ -1252,12 +1289,21 @@ ap_claim_items(ApDiskScan *ds)
 		if ((conn->capabilities & ds->caps) != ds->caps)
 		{
 			ApConnClose(conn);
-			ap_item_on_host(ds, item);
+			ap_item_on_host(ds, item, nitems);
 			continue;
 		}
 		if (ap_send_request(ds, conn))
 			ds->nactive++;
 	}
+}
+
+/* See disk_conversation.h. */
+void
+ApDiskScanBacklog(ApDiskScan *ds, int batches)
+{
+	ds->backlog = batches;
+	if (ds->par != NULL && batches <= 1)
+		ap_claim_items(ds);
 }
 
 /* Ship prog to the disks of claimed items (see disk_conversation.h). */

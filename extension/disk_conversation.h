@@ -77,13 +77,21 @@ typedef void (*ApDiskBlockFn) (void *arg, ApDiskConn *conn, uint32 blk);
  * j mod ndisks and reads the stripe units u with u mod nitems = j.  nitems is
  * a multiple of ndisks, so those units are all disk j mod ndisks's own (its
  * media throttle stays faithful) and every unit belongs to exactly one item.
- * Participants claim items with next_item and keep up to inflight of them
- * shipped at once; an item is never shared, so each row arrives once.
+ * The last tail items are claimed in fine pieces, as a Parallel Seq Scan's
+ * chunks shrink towards the end: item j of them is split into the items
+ * j + nitems * m (m < fine) of the geometry nitems * fine, which are still
+ * disk j mod ndisks's and together read exactly item j's units.
+ * Participants claim with next_item (nclaims claims in all) and keep up to
+ * inflight of them shipped at once; a claim is never shared, so each row
+ * arrives once.
  */
 typedef struct ApParallelScan
 {
-	pg_atomic_uint32 next_item;	/* next item to claim (>= nitems: none left) */
+	pg_atomic_uint32 next_item;	/* next claim (>= nclaims: none left) */
 	uint32		nitems;
+	uint32		tail;			/* the last tail items are split ... */
+	uint32		fine;			/* ... into fine pieces each (1: not split) */
+	uint32		nclaims;		/* nitems - tail + tail * fine */
 	uint32		ndisks;			/* configured disks when the leader set it up */
 	uint32		inflight;		/* items a participant keeps shipped at once */
 	uint32		stripe_pages;	/* the leader's active_pg.stripe_pages */
@@ -125,7 +133,6 @@ typedef struct ApDiskScan
 	ApConnSet  *conns;
 	BlockNumber nblocks;
 	uint32		stripe_pages;	/* of every request of this execution */
-	int			nvdisks;		/* requests' ndisks: disks, or parallel work items */
 	int			nstreams;		/* requests shipped at once (at most) */
 	uint64		blocks_requested;	/* blocks of the stripe units shipped to disks */
 	int			ndisks_done;
@@ -136,6 +143,7 @@ typedef struct ApDiskScan
 	uint32		caps;			/* capabilities the shipped program needs */
 	int			nactive;		/* items shipped and not Done */
 	bool		claims_done;	/* the shared counter is exhausted */
+	int			backlog;		/* row batches waiting for the consumer (its count) */
 	/* blocks whose disk reported them delivered (Progress), a bit each */
 	uint8	   *covered;
 	/* TIDs a taken-over block's expansion skips (delivered), sorted */
@@ -225,6 +233,15 @@ void		ApDiskScanPoll(ApDiskScan *ds, bool wait);
  * every item it claimed, and no item is left to claim.
  */
 bool		ApDiskScanDisksDone(ApDiskScan *ds);
+
+/*
+ * The consumer's row batches not yet started.  A parallel participant claims
+ * its next work item only while at most one waits: one that cannot keep up
+ * with its disks leaves the remaining items to the other participants, so
+ * that they end together (its rows would otherwise pile up unread).  Setting
+ * it to one or none claims what is due.
+ */
+void		ApDiskScanBacklog(ApDiskScan *ds, int batches);
 
 /* Close the sockets (idempotent); queued frames stay valid. */
 void		ApDiskScanClose(ApDiskScan *ds);

@@ -147,6 +147,7 @@ ap_new_set(MemoryContext cxt, ApDiskAddr *addrs, int naddrs, int n, int capacity
 
 		c->disk = i;
 		c->vdisk = i;
+		c->nvdisks = (uint32) n;
 		c->address = MemoryContextStrdup(cxt, ApDiskAddrString(&addrs[i]));
 	}
 	set->cb.func = ap_conn_set_callback;
@@ -1077,7 +1078,7 @@ ApConnSetDisks(ApConnSet *set)
 
 /* Connect the set's next connection to disk (see transport.h). */
 ApDiskConn *
-ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
+ApConnectNext(ApConnSet *set, int disk, uint32 vdisk, uint32 nvdisks)
 {
 	MemoryContext oldcxt;
 	ApDiskConn *c;
@@ -1091,6 +1092,7 @@ ApConnectNext(ApConnSet *set, int disk, uint32 vdisk)
 	c = &set->conns[set->nconns++];
 	c->disk = disk;
 	c->vdisk = vdisk;
+	c->nvdisks = nvdisks;
 	c->address = ApDiskAddrString(&set->addrs[disk]);
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 										   active_pg_connect_timeout_ms);

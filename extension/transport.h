@@ -55,6 +55,7 @@ typedef struct ApDiskConn
 {
 	int			disk;			/* the disk: index 0..n-1 of the configured disks */
 	uint32		vdisk;			/* the request's disk_id: disk, or a parallel work item */
+	uint32		nvdisks;		/* the request's ndisks: disks, or work items' geometry */
 	char	   *address;		/* for messages */
 	pgsocket	sock;
 	uint32		disk_id;		/* from HelloReply */
@@ -134,10 +135,10 @@ int			ApConnSetDisks(ApConnSet *set);
 
 /*
  * Connect the set's next connection to disk and handshake (failed or ERROR
- * as ApConnectAll); vdisk is the disk_id its request will carry.  The set's
- * wait events are rebuilt over its open sockets.
+ * as ApConnectAll); its request will carry disk_id vdisk of nvdisks.  The
+ * set's wait events are rebuilt over its open sockets.
  */
-ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk);
+ApDiskConn *ApConnectNext(ApConnSet *set, int disk, uint32 vdisk, uint32 nvdisks);
 
 /*
  * Disk failed: for AP_QUARANTINE_MS this backend's scans do not try it and
