@@ -112,6 +112,8 @@ void		ApPlannerInit(void);
 bool		ApScanEligible(PlannerInfo *root, RelOptInfo *rel);
 /* Is the extension created in this database (cached until DDL)? */
 bool		ApExtensionCreated(void);
+/* the extension's schema (active_pg.control) */
+#define AP_SCHEMA_NAME				"active_pg"
 /* The least cost any pushed-down scan of base relation rel can have (planner.c). */
 Cost		ApRelCostFloor(RelOptInfo *rel);
 /* Would add_path (partial: add_partial_path) surely reject this unordered path? */

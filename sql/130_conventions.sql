@@ -73,7 +73,15 @@ WHERE name LIKE 'active_pg.%' ORDER BY name;
 -- upgrade: 0.1, updated, has the objects of a fresh installation
 CREATE DATABASE ap_upgrade;
 \c ap_upgrade
+-- the library plans only where the extension is created: not before, at
+-- once after CREATE EXTENSION in the same session, and not after DROP
+-- EXTENSION, which leaves the schema behind
+CREATE TABLE ext_t AS SELECT g AS id FROM generate_series(1, 1000) g;
+ANALYZE ext_t;
+SET active_pg.force_pushdown = on;
+EXPLAIN (COSTS OFF) SELECT id FROM ext_t WHERE id = 7;
 CREATE EXTENSION active_pg VERSION '0.1';
+EXPLAIN (COSTS OFF) SELECT id FROM ext_t WHERE id = 7;
 SELECT has_schema_privilege('pg_monitor', 'active_pg', 'USAGE') AS usage_01;
 ALTER EXTENSION active_pg UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'active_pg';
@@ -88,6 +96,7 @@ ORDER BY 1;
 -- its schema, until it is dropped too
 DROP EXTENSION active_pg;
 SELECT count(*) AS objects_left FROM pg_proc WHERE pronamespace = 'active_pg'::regnamespace;
+EXPLAIN (COSTS OFF) SELECT id FROM ext_t WHERE id = 7;
 DROP SCHEMA active_pg;
 \c contrib_regression
 DROP DATABASE ap_upgrade;
