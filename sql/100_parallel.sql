@@ -63,6 +63,28 @@ SELECT s->>'Parallel Aware' AS parallel_aware,
 	(s->>'Work Items')::int AS work_items
 FROM (SELECT scan_node(par_explain('SELECT count(*), sum(amount) FROM pt WHERE k < 60')->0->'Plan') s) x;
 RESET active_pg.force_pushdown;
+-- the last round of items (one per disk) is claimed in up to four pieces
+-- of at least a stripe unit each: larger units give fewer pieces, none
+-- where a disk's items hold a unit or less; whatever the split, every page
+-- is read once, in both modes, and every row arrives once
+CREATE FUNCTION split_check(stripe int, mode text)
+RETURNS TABLE (stripe_pages int, scan_mode text, every_page_once bool, tuples bigint, rows_from_disks bigint, work_items int)
+LANGUAGE plpgsql AS $$
+DECLARE s jsonb;
+BEGIN
+	PERFORM set_config('active_pg.stripe_pages', stripe::text, true);
+	PERFORM set_config('active_pg.scan_mode', mode, true);
+	s := scan_node(par_explain('SELECT count(*), sum(amount) FROM pt WHERE k < 60')->0->'Plan');
+	RETURN QUERY SELECT stripe, mode,
+		coalesce((s->>'Disk Pages Read')::bigint, (s->>'Host Pages Received')::bigint) = pg_relation_size('pt') / 8192,
+		(s->>'Disk Tuples Seen')::bigint, (s->>'Rows From Disks')::bigint, (s->>'Work Items')::int;
+END $$;
+SET active_pg.force_pushdown = on;
+SELECT c.* FROM (VALUES (8), (16), (32)) st(n), (VALUES ('active'), ('pages')) m(mode),
+	LATERAL split_check(st.n, m.mode) c ORDER BY 1, 2;
+SELECT count(*), sum(amount) FROM pt WHERE k < 60;
+RESET active_pg.force_pushdown;
+DROP FUNCTION split_check(int, text);
 
 -- joins above the scan: a parallel hash join whose inner side is a full,
 -- parallel-safe ActiveScan in every participant, or a shared hash table
