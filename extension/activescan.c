@@ -322,7 +322,7 @@ ap_on_frame(void *arg, ApDiskConn *conn, ActivePg__Frame *f)
 		b->data = copy;
 	}
 	s->batches = lappend(s->batches, b);
-	s->ds.backlog = list_length(s->batches);	/* no claim inside a frame's handling */
+	ApDiskScanBacklog(&s->ds, list_length(s->batches));
 	s->queued_bytes += b->len;
 	s->host.batches++;
 	s->host.bytes_received += b->len;

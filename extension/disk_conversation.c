@@ -798,6 +798,9 @@ ApDiskScanPoll(ApDiskScan *ds, bool wait)
 
 	if (set == NULL || ApDiskScanDisksDone(ds))
 		return;
+	/* a participant whose backlog has shrunk takes on what is due */
+	if (ds->par != NULL)
+		ap_claim_items(ds);
 	if (wait)
 		INSTR_TIME_SET_CURRENT(start);
 	/* waiting: wake up now and then to see whether a disk stopped (ap_check_progress) */
@@ -1175,9 +1178,7 @@ ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
 	 */
 	fine = Min(AP_PARALLEL_TAIL_PIECES, AP_NDISKS_MAX / ps->nitems);
 	fine = Min(fine, (uint32) Max(nunits / ps->nitems, 1));
-	ps->tail = (per_disk > 1 && fine > 1) ? ndisks : 0;
-	ps->fine = ps->tail > 0 ? fine : 1;
-	ps->nclaims = ps->nitems - ps->tail + ps->tail * ps->fine;
+	ps->fine = per_disk > 1 ? fine : 1;
 	ps->stripe_pages = stripe;
 	/* together the participants keep every disk busy */
 	nparticipants = Max(nparticipants, 1);
@@ -1185,15 +1186,29 @@ ApDiskScanParallelInit(ApParallelScan *ps, Relation rel, int nparticipants)
 	pg_atomic_init_u32(&ps->next_item, 0);
 }
 
+/* Items claimed whole: all but the last round (one per disk) when it is split. */
+static uint32
+ap_whole_items(const ApParallelScan *ps)
+{
+	return ps->fine > 1 ? ps->nitems - ps->ndisks : ps->nitems;
+}
+
+/* Claims in all: the whole items and the pieces of the last round. */
+static uint32
+ap_claims(const ApParallelScan *ps)
+{
+	return ap_whole_items(ps) + (ps->nitems - ap_whole_items(ps)) * ps->fine;
+}
+
 /*
  * The request geometry of claim number claim: whole items first, then the
- * fine pieces of the tail items, a piece of each in turn (consecutive claims
+ * pieces of the last round, a piece of each item in turn (consecutive claims
  * go to different disks).
  */
 static void
 ap_claim_geometry(const ApParallelScan *ps, uint32 claim, uint32 *vdisk, uint32 *nvdisks)
 {
-	uint32		whole = ps->nitems - ps->tail;
+	uint32		whole = ap_whole_items(ps);
 	uint32		piece;
 
 	if (claim < whole)
@@ -1203,7 +1218,7 @@ ap_claim_geometry(const ApParallelScan *ps, uint32 claim, uint32 *vdisk, uint32 
 		return;
 	}
 	piece = claim - whole;
-	*vdisk = whole + piece % ps->tail + ps->nitems * (piece / ps->tail);
+	*vdisk = whole + piece % ps->ndisks + ps->nitems * (piece / ps->ndisks);
 	*nvdisks = ps->nitems * ps->fine;
 }
 
@@ -1222,7 +1237,7 @@ ApDiskScanConnectParallel(ApDiskScan *ds, ApParallelScan *ps)
 		return false;
 	}
 	ds->covered = MemoryContextAllocZero(ds->cxt, ds->nblocks / 8 + 1);
-	ds->conns = ApConnSetCreate(ds->cxt, (int) ps->nclaims);
+	ds->conns = ApConnSetCreate(ds->cxt, (int) ap_claims(ps));
 	if (ApConnSetDisks(ds->conns) != (int) ps->ndisks)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1266,7 +1281,7 @@ ap_claim_items(ApDiskScan *ds)
 		uint32		nitems;
 		ApDiskConn *conn;
 
-		if (claim >= ps->nclaims)
+		if (claim >= ap_claims(ps))
 		{
 			ds->claims_done = true;
 			break;
@@ -1302,8 +1317,6 @@ void
 ApDiskScanBacklog(ApDiskScan *ds, int batches)
 {
 	ds->backlog = batches;
-	if (ds->par != NULL && batches <= 1)
-		ap_claim_items(ds);
 }
 
 /* Ship prog to the disks of claimed items (see disk_conversation.h). */

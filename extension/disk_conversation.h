@@ -77,21 +77,19 @@ typedef void (*ApDiskBlockFn) (void *arg, ApDiskConn *conn, uint32 blk);
  * j mod ndisks and reads the stripe units u with u mod nitems = j.  nitems is
  * a multiple of ndisks, so those units are all disk j mod ndisks's own (its
  * media throttle stays faithful) and every unit belongs to exactly one item.
- * The last tail items are claimed in fine pieces, as a Parallel Seq Scan's
- * chunks shrink towards the end: item j of them is split into the items
- * j + nitems * m (m < fine) of the geometry nitems * fine, which are still
- * disk j mod ndisks's and together read exactly item j's units.
- * Participants claim with next_item (nclaims claims in all) and keep up to
- * inflight of them shipped at once; a claim is never shared, so each row
+ * With fine > 1 the last round of items (one per disk) is claimed in fine
+ * pieces, as a Parallel Seq Scan's chunks shrink towards the end: item j of
+ * them is split into the items j + nitems * m (m < fine) of the geometry
+ * nitems * fine, which are still disk j mod ndisks's and together read
+ * exactly item j's units.  Participants claim with next_item and keep up to
+ * inflight claims shipped at once; a claim is never shared, so each row
  * arrives once.
  */
 typedef struct ApParallelScan
 {
-	pg_atomic_uint32 next_item;	/* next claim (>= nclaims: none left) */
+	pg_atomic_uint32 next_item;	/* next claim (past the last: none left) */
 	uint32		nitems;
-	uint32		tail;			/* the last tail items are split ... */
-	uint32		fine;			/* ... into fine pieces each (1: not split) */
-	uint32		nclaims;		/* nitems - tail + tail * fine */
+	uint32		fine;			/* pieces of each last-round item (1: whole) */
 	uint32		ndisks;			/* configured disks when the leader set it up */
 	uint32		inflight;		/* items a participant keeps shipped at once */
 	uint32		stripe_pages;	/* the leader's active_pg.stripe_pages */
@@ -143,7 +141,7 @@ typedef struct ApDiskScan
 	uint32		caps;			/* capabilities the shipped program needs */
 	int			nactive;		/* items shipped and not Done */
 	bool		claims_done;	/* the shared counter is exhausted */
-	int			backlog;		/* row batches waiting for the consumer (its count) */
+	int			backlog;		/* row batches waiting for the consumer (ApDiskScanBacklog) */
 	/* blocks whose disk reported them delivered (Progress), a bit each */
 	uint8	   *covered;
 	/* TIDs a taken-over block's expansion skips (delivered), sorted */
@@ -238,8 +236,8 @@ bool		ApDiskScanDisksDone(ApDiskScan *ds);
  * The consumer's row batches not yet started.  A parallel participant claims
  * its next work item only while at most one waits: one that cannot keep up
  * with its disks leaves the remaining items to the other participants, so
- * that they end together (its rows would otherwise pile up unread).  Setting
- * it to one or none claims what is due.
+ * that they end together (its rows would otherwise pile up unread).  What is
+ * due is claimed by the next ApDiskScanPoll, or as an item finishes.
  */
 void		ApDiskScanBacklog(ApDiskScan *ds, int batches);
 
