@@ -85,6 +85,9 @@ SELECT c.* FROM (VALUES (8), (16), (32)) st(n), (VALUES ('active'), ('pages')) m
 SELECT count(*), sum(amount) FROM pt WHERE k < 60;
 RESET active_pg.force_pushdown;
 DROP FUNCTION split_check(int, text);
+SET active_pg.stripe_pages = 16;
+SELECT ap_check('SELECT id, amount FROM pt WHERE k < 60');
+SET active_pg.stripe_pages = 4;
 
 -- joins above the scan: a parallel hash join whose inner side is a full,
 -- parallel-safe ActiveScan in every participant, or a shared hash table
