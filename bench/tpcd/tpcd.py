@@ -416,6 +416,7 @@ def bench_queries(cl, args, queries, modes):
             if status == "ok":
                 times = [ms for _, ms in execs[1:]] or [execs[0][1]]
                 row["time"][mode] = statistics.median(times)
+                row.setdefault("runs", {})[mode] = times
                 row.setdefault("range", {})[mode] = (min(times), max(times))
                 row["rows"][mode] = execs[0][0]
                 for rows, _ in execs[1:]:
@@ -491,6 +492,20 @@ def fmt_bytes(v):
     return "%d B" % v
 
 
+def paired_ratio(row, stock, mine):
+    """The median over rounds of stock's time over mine within a round, or
+    None.  The modes of a round run back to back (run_interleaved), so a
+    change of the machine's speed between rounds, which moves the medians of
+    two modes apart when it falls unevenly on their runs, cancels within
+    each round's ratio."""
+    a = row.get("runs", {}).get(stock)
+    b = row.get("runs", {}).get(mine)
+    if not a or not b or row["status"].get(stock) != "ok" or row["status"].get(mine) != "ok":
+        return None
+    ratios = [x / y for x, y in zip(a, b) if y > 0]
+    return statistics.median(ratios) if ratios else None
+
+
 def mode_time(row, mode):
     if mode not in row["status"]:
         return None
@@ -508,7 +523,7 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
         hdr = ["query"] + ["%s_ms" % m for m in modes] + ["%s_cold_ms" % m for m in modes if args.cold] + \
             ["speedup_vs_serial", "speedup_vs_parallel", "pushed_ops", "pushed_relations",
              "disk_bytes_read", "bytes_shipped", "disk_pages_read", "rows_from_disks",
-             "reduction", "rows", "check", "paper"]
+             "reduction", "rows", "check", "paper", "paired_vs_serial", "paired_vs_parallel"]
         w.writerow(hdr)
         for q in queries:
             r = res[q]
@@ -523,7 +538,9 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
                         e.get("bytes_shipped") if e.get("bytes_shipped") is not None else "n/a",
                         e.get("pages_read") if e.get("pages_read") is not None else "n/a",
                         e.get("rows_from_disks") if e.get("rows_from_disks") is not None else "n/a",
-                        "%.1f" % red if red else "n/a", r["nrows"], r["check"], PAPER.get(q, "")])
+                        "%.1f" % red if red else "n/a", r["nrows"], r["check"], PAPER.get(q, "")] +
+                       ["%.2fx" % v if v else "n/a" for v in (paired_ratio(r, "serial", "active"),
+                                                             paired_ratio(r, "parallel", "active"))])
     # Markdown
     L = []
     L.append("# TPC-D (TPC-H Q1-Q22) on active_pg, SF %s, %s" % (args.sf, today))
@@ -534,7 +551,10 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
              "run (each in its own session). Speedups are active vs serial / "
              "active vs parallel (>1 = pushdown faster). Disk bytes read, bytes shipped and "
              "reduction come from `EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON)` of the active mode "
-             "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's."
+             "(sum over its ActiveScan nodes). Check: every mode's full result equals serial's. "
+             "Each comparison below is given twice: as the ratio of the two modes' medians, and as "
+             "the median of the ratios within each round, where a drift of the machine's speed "
+             "between rounds cancels."
              % (args.runs, args.min_time_s, max(args.runs, args.max_runs)))
     if env_info.get("plans"):
         L.append("")
@@ -594,6 +614,16 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
         L.append("- %s vs %s (%s): geometric mean **%.2fx** over %d queries, worst Q%d %.2fx; "
                  "below 0.95x: %s" % (mine, stock, label, geo, len(ratios), worst, ratios[worst],
                                       ", ".join("Q%d %.2fx" % (q, ratios[q]) for q in slower) or "none"))
+        paired = {q: paired_ratio(res[q], stock, mine) for q in ratios}
+        paired = {q: v for q, v in paired.items() if v}
+        if paired:
+            pworst = min(paired, key=paired.get)
+            pslower = sorted(q for q in paired if paired[q] < 0.95)
+            L.append("  - the same, each query's ratio the median of its rounds' ratios (the modes "
+                     "of a round run back to back): geometric mean %.2fx, worst Q%d %.2fx; below "
+                     "0.95x: %s" % (statistics.geometric_mean(list(paired.values())), pworst,
+                                    paired[pworst],
+                                    ", ".join("Q%d %.2fx" % (q, paired[q]) for q in pslower) or "none"))
     L.append("")
     if args.cold and not cl.own:
         L.append("Cold columns: n/a with --dsn (the bench cannot restart a server it did not start).")
