@@ -498,12 +498,23 @@ def paired_ratio(row, stock, mine):
     change of the machine's speed between rounds, which moves the medians of
     two modes apart when it falls unevenly on their runs, cancels within
     each round's ratio."""
+    # runs are kept only for the modes that ran every round
     a = row.get("runs", {}).get(stock)
     b = row.get("runs", {}).get(mine)
-    if not a or not b or row["status"].get(stock) != "ok" or row["status"].get(mine) != "ok":
+    if not a or not b:
         return None
     ratios = [x / y for x, y in zip(a, b) if y > 0]
     return statistics.median(ratios) if ratios else None
+
+
+def ratio_summary(ratios):
+    """'geometric mean G over N queries, worst Qn R; below 0.95x: ...' of
+    {query: ratio} (stock's time over pushdown's)."""
+    worst = min(ratios, key=ratios.get)
+    slower = sorted(q for q in ratios if ratios[q] < 0.95)
+    return "geometric mean **%.2fx** over %d queries, worst Q%d %.2fx; below 0.95x: %s" % (
+        statistics.geometric_mean(list(ratios.values())), len(ratios), worst, ratios[worst],
+        ", ".join("Q%d %.2fx" % (q, ratios[q]) for q in slower) or "none")
 
 
 def mode_time(row, mode):
@@ -539,7 +550,7 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
                         e.get("pages_read") if e.get("pages_read") is not None else "n/a",
                         e.get("rows_from_disks") if e.get("rows_from_disks") is not None else "n/a",
                         "%.1f" % red if red else "n/a", r["nrows"], r["check"], PAPER.get(q, "")] +
-                       ["%.2fx" % v if v else "n/a" for v in (paired_ratio(r, "serial", "active"),
+                       ["%.2fx" % v if v is not None else "n/a" for v in (paired_ratio(r, "serial", "active"),
                                                              paired_ratio(r, "parallel", "active"))])
     # Markdown
     L = []
@@ -608,22 +619,12 @@ def report(args, cl, res, modes, streams, tpcb, failures, env_info):
                   isinstance(res[q]["time"].get(stock), float) and res[q]["time"][mine] > 0}
         if not ratios:
             continue
-        geo = statistics.geometric_mean(list(ratios.values()))
-        worst = min(ratios, key=ratios.get)
-        slower = sorted(q for q in ratios if ratios[q] < 0.95)
-        L.append("- %s vs %s (%s): geometric mean **%.2fx** over %d queries, worst Q%d %.2fx; "
-                 "below 0.95x: %s" % (mine, stock, label, geo, len(ratios), worst, ratios[worst],
-                                      ", ".join("Q%d %.2fx" % (q, ratios[q]) for q in slower) or "none"))
+        L.append("- %s vs %s (%s): %s" % (mine, stock, label, ratio_summary(ratios)))
         paired = {q: paired_ratio(res[q], stock, mine) for q in ratios}
-        paired = {q: v for q, v in paired.items() if v}
+        paired = {q: v for q, v in paired.items() if v is not None}
         if paired:
-            pworst = min(paired, key=paired.get)
-            pslower = sorted(q for q in paired if paired[q] < 0.95)
             L.append("  - the same, each query's ratio the median of its rounds' ratios (the modes "
-                     "of a round run back to back): geometric mean %.2fx, worst Q%d %.2fx; below "
-                     "0.95x: %s" % (statistics.geometric_mean(list(paired.values())), pworst,
-                                    paired[pworst],
-                                    ", ".join("Q%d %.2fx" % (q, paired[q]) for q in pslower) or "none"))
+                     "of a round run back to back): %s" % ratio_summary(paired))
     L.append("")
     if args.cold and not cl.own:
         L.append("Cold columns: n/a with --dsn (the bench cannot restart a server it did not start).")

@@ -201,6 +201,16 @@ def print_error_row(q, stock_ms, what):
     print("| %s | %.1f | %s | | | ERROR |" % (q, stock_ms, what.replace("|", "/")), flush=True)
 
 
+def summary(ratios):
+    """'geometric mean G over N queries, worst R (q), K below 0.95x: ...' of
+    [(ratio, query)]."""
+    gm = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+    worst = min(ratios)
+    below = [q for r, q in ratios if r < 0.95]
+    return "geometric mean %.2fx over %d queries, worst %.2fx (%s), %d below 0.95x: %s" % (
+        gm, len(ratios), worst[0], worst[1], len(below), " ".join(below))
+
+
 def run(args):
     db = dsn_db(args.dsn, "tpcds")
     files = sorted(glob.glob(os.path.join(args.data, "queries", "*.sql")))
@@ -254,17 +264,8 @@ def run(args):
         paired.append((p, q))
         print("| %s | %.1f | %.1f | %.2fx | %.2fx | %s |" % (q, s, a, r, p, check), flush=True)
     if ratios:
-        gm = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
-        worst = min(ratios)
-        below = [q for r, q in ratios if r < 0.95]
-        print("\ngeometric mean %.2fx over %d queries, worst %.2fx (%s), %d below 0.95x: %s"
-              % (gm, len(ratios), worst[0], worst[1], len(below), " ".join(below)))
-        gm = math.exp(sum(math.log(r) for r, _ in paired) / len(paired))
-        worst = min(paired)
-        below = [q for r, q in paired if r < 0.95]
-        print("by rounds (the median of each query's rounds' own ratios): geometric mean %.2fx, "
-              "worst %.2fx (%s), %d below 0.95x: %s"
-              % (gm, worst[0], worst[1], len(below), " ".join(below)))
+        print("\n" + summary(ratios))
+        print("by rounds (the median of each query's rounds' own ratios): " + summary(paired))
     if skipped:
         print("\nnot run (stock fails or exceeds the timeout): " + "; ".join(skipped))
     return status
