@@ -146,9 +146,9 @@ double		ApParallelDivisor(int workers);
  * Params are evaluated now in econtext (called at the first Exec and on
  * rescan).  Allocates in CurrentMemoryContext.
  */
-ActivePg__Expr *ApEncodeQuals(List *disk_quals, PlanState *parent, ExprContext *econtext);
+ActivePg__Expr *ApEncodeQuals(List *disk_quals, ExprContext *econtext);
 /* Computed projections (Program.project_exprs), Params evaluated as above. */
-ActivePg__Expr **ApEncodeValues(List *exprs, PlanState *parent, ExprContext *econtext,
+ActivePg__Expr **ApEncodeValues(List *exprs, ExprContext *econtext,
 								size_t *nexprs);
 /*
  * Does an encoded program need AP_CAP_EXPRESSIONS (it holds a FuncCall,

@@ -416,12 +416,12 @@ ap_ship(ApScanState *s)
 	/* later work items of a parallel participant are shipped with it too */
 	prog = palloc(sizeof(ActivePg__Program));
 	active_pg__program__init(prog);
-	prog->filter = ApEncodeQuals(s->disk_quals, &ss->ps, econtext);
+	prog->filter = ApEncodeQuals(s->disk_quals, econtext);
 	prog->n_project = s->nproject;
 	prog->project = palloc(sizeof(int32) * Max(s->nproject, 1));
 	for (int i = 0; i < s->nproject; i++)
 		prog->project[i] = s->project_attnos[i];
-	prog->project_exprs = ApEncodeValues(s->value_exprs, &ss->ps, econtext,
+	prog->project_exprs = ApEncodeValues(s->value_exprs, econtext,
 										 &prog->n_project_exprs);
 	MemoryContextSwitchTo(oldcxt);
 

@@ -356,7 +356,7 @@ ap_encode_one(ApAggState *s, Expr *expr)
 {
 	size_t		n;
 
-	return ApEncodeValues(list_make1(expr), &s->css.ss.ps, s->css.ss.ps.ps_ExprContext, &n)[0];
+	return ApEncodeValues(list_make1(expr), s->css.ss.ps.ps_ExprContext, &n)[0];
 }
 
 /* The Program: disk quals, no projection, the aggregation. */
@@ -371,7 +371,7 @@ ap_agg_program(ApAggState *s)
 	active_pg__program__init(prog);
 	active_pg__agg_program__init(agg);
 	ResetExprContext(s->css.ss.ps.ps_ExprContext);
-	prog->filter = ApEncodeQuals(s->disk_quals, &s->css.ss.ps, s->css.ss.ps.ps_ExprContext);
+	prog->filter = ApEncodeQuals(s->disk_quals, s->css.ss.ps.ps_ExprContext);
 	prog->n_project = 0;
 	prog->agg = agg;
 

@@ -93,6 +93,30 @@ WITH e AS (SELECT explain_analyze_json('SELECT count(*) FROM pr WHERE k = 5') AS
 SELECT jsonb_path_query_first(j, '$.**."Disk Connections Opened"') AS opened,
        jsonb_path_query_first(j, '$.**."Disk Connections Reused"') AS reused
 FROM e;
+-- a rescan compiles nothing: the Params shipped with each rescan are
+-- evaluated once, not JIT-compiled for every rescan (on a server with JIT;
+-- without it both counts are 0)
+SET jit = on;
+SET jit_above_cost = 0;
+SET jit_inline_above_cost = -1;
+SET jit_optimize_above_cost = -1;
+WITH e AS (SELECT explain_analyze_json($q$
+	SELECT o, (SELECT max(id) FROM pr WHERE pr.k = o),
+	       (SELECT id FROM pr WHERE pr.id = o * 7)
+	FROM generate_series(1, 2) o
+$q$) AS few, explain_analyze_json($q$
+	SELECT o, (SELECT max(id) FROM pr WHERE pr.k = o),
+	       (SELECT id FROM pr WHERE pr.id = o * 7)
+	FROM generate_series(1, 40) o
+$q$) AS many)
+SELECT coalesce((jsonb_path_query_first(few, '$.**."Functions"'))::int, 0) =
+       coalesce((jsonb_path_query_first(many, '$.**."Functions"'))::int, 0)
+       AS jit_functions_independent_of_rescans
+FROM e;
+RESET jit;
+RESET jit_above_cost;
+RESET jit_inline_above_cost;
+RESET jit_optimize_above_cost;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
