@@ -24,10 +24,11 @@ as_pguser() {
 	fi
 }
 
-# Build and install the extension and diskd from the tree in $1.
+# Build and install the extension and diskd from the tree in $1, one compiler
+# per core.
 build_and_install() {
 	local src=$1
-	make -C "$src" -s PG_CONFIG="$PG_CONFIG" >/dev/null
+	make -C "$src" -s -j"$(nproc)" PG_CONFIG="$PG_CONFIG" >/dev/null
 	$SUDO make -C "$src" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 }
 

@@ -33,7 +33,7 @@ rsync -a --delete --exclude '*.o' "$SRC/common/" "$WORK/build/common/"
 mkdir -p "$WORK/build/extension"
 cp "$SRC/extension/rowview.c" "$SRC/extension/rowview.h" "$WORK/build/extension/"
 (cd "$WORK/build/proto" && [ -f active_pg.pb-c.c ] || protoc-c --c_out=. active_pg.proto)
-make -C "$WORK/build/diskd" -s FUZZ_CC="$CC" fuzz
+make -C "$WORK/build/diskd" -s -j"$(nproc)" FUZZ_CC="$CC" fuzz
 targets="frame page"
 PGC=${PG_CONFIG:-$(command -v pg_config || true)}
 if [ -n "$PGC" ] && PGINC=$("$PGC" --includedir-server 2>/dev/null) && [ -f "$PGINC/postgres.h" ]; then
