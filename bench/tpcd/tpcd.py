@@ -85,6 +85,7 @@ class Cluster:
         self.own = args.dsn is None
         self.port = args.port
         self.disks = args.disks
+        self.jit = args.jit
         self.datadir = args.datadir
         self.db = "tpcd"
         self.user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
@@ -120,8 +121,8 @@ active_pg.ndisks = %d
 shared_buffers = 256MB
 max_parallel_workers_per_gather = 2
 max_wal_size = 4GB
-jit = off
-""" % (self.port, self.disks))
+jit = %s
+""" % (self.port, self.disks, self.jit))
         if os.geteuid() == 0:
             shutil.chown(conf, "postgres", "postgres")
         pgconf = os.path.join(self.datadir, "postgresql.conf")
@@ -793,6 +794,10 @@ def main():
     ap.add_argument("--pgbench-seconds", type=int, default=20, help="-T of each pgbench run")
     ap.add_argument("--pgbench-clients", default="1,2,4", help="client counts of the streams")
     ap.add_argument("--tpcb-scale", type=int, default=10, help="pgbench -i -s for the TPC-B part")
+    ap.add_argument("--jit", choices=("off", "on"), default="off",
+                    help="jit of the own cluster, for every mode alike (default off; on is "
+                    "PostgreSQL's default, compiling the expressions of any plan above "
+                    "jit_above_cost)")
     ap.add_argument("--port", type=int, default=5498, help="port of the own cluster")
     ap.add_argument("--datadir", default=os.environ.get("ACTIVE_PG_TPCD_DIR", "/tmp/active_pg-tpcd"))
     ap.add_argument("--data-cache", default=os.path.join(HERE, "data"), help="generated .tbl files")
