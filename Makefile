@@ -58,7 +58,7 @@ endif
 proto/active_pg.pb-c.c proto/active_pg.pb-c.h: proto/active_pg.proto
 	cd proto && protoc-c --c_out=. active_pg.proto
 
-$(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o: proto/active_pg.pb-c.h
+$(EXT_OBJS) proto/active_pg.pb-c.o proto/ap_frame_check.o \
 $(EXT_OBJS:.o=.bc) proto/active_pg.pb-c.bc proto/ap_frame_check.bc: proto/active_pg.pb-c.h
 
 # Objects compiled against one PostgreSQL must not be linked for another: a
