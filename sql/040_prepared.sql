@@ -113,6 +113,12 @@ SELECT coalesce((jsonb_path_query_first(few, '$.**."Functions"'))::int, 0) =
        coalesce((jsonb_path_query_first(many, '$.**."Functions"'))::int, 0)
        AS jit_functions_independent_of_rescans
 FROM e;
+-- and the rescans under JIT return what stock returns
+SELECT ap_check($q$
+	SELECT o, (SELECT max(id) FROM pr WHERE pr.k = o),
+	       (SELECT id FROM pr WHERE pr.id = o * 7)
+	FROM generate_series(1, 40) o
+$q$);
 RESET jit;
 RESET jit_above_cost;
 RESET jit_inline_above_cost;
